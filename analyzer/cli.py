@@ -1,0 +1,176 @@
+"""The typer app: parse options, call the library, hand the result to render.
+
+`triage FILE…` analyses logs (the `analyze` command is implied); subcommands group the
+rest (`triage patterns …`). Heavy packages (torch, sentence-transformers, duckdb) are
+imported only inside the commands that need them, never for `--help`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from analyzer import __version__
+from analyzer.errors import ExitCode, TriageError
+from analyzer.models import InputForm, Severity
+from analyzer.render import Format
+
+app = typer.Typer(
+    name="triage", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    help="Find the root cause of a GPU/LLM-serving failure in its logs.\n\n"
+         "Example: triage journal.log    |    journalctl -u sglang -o json | triage -",
+)
+patterns_app = typer.Typer(no_args_is_help=True, help="Browse and test the pattern library.")
+app.add_typer(patterns_app, name="patterns")
+
+SUBCOMMANDS = {"analyze", "patterns"}
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"triage {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Find the root cause of a GPU/LLM-serving failure in its logs."""
+
+
+PatternsOpt = Annotated[list[Path] | None, typer.Option(
+    "--patterns", help="Extra pattern folder (a team's private patterns); repeatable.")]
+
+
+@app.command()
+def analyze(
+    files: Annotated[list[str] | None, typer.Argument(
+        help="Log files (.gz, .zst, binary .journal too); '-' reads stdin.", show_default=False)] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.terminal,
+    fail_on: Annotated[Severity | None, typer.Option(
+        "--fail-on", help="Exit 1 when a finding has this severity or higher.")] = None,
+    patterns: PatternsOpt = None,
+    input_format: Annotated[InputForm, typer.Option(
+        "--input-format", help="Input form; 'auto' sniffs it.")] = InputForm.auto,
+    journal_dir: Annotated[list[str] | None, typer.Option(
+        "--journal-dir", help="A journal folder, read with journalctl --directory; repeatable.")] = None,
+    engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
+) -> int:
+    """Analyse logs and report the most likely root causes, ranked.
+
+    Example: triage --format markdown /var/log/sglang.log > incident.md
+    """
+    from analyzer import render
+    from analyzer.triage import analyze as run_analysis
+    from analyzer.triage import load
+
+    if not files and not journal_dir:
+        raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
+    library = load(patterns or [], _engine(engine))
+    report = run_analysis(files or [], library, input_format, journal_dir or [])
+    render.render(report, fmt)
+    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
+        return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+def _engine(name: str):  # type: ignore[no-untyped-def]
+    from analyzer.scan import HyperscanEngine, PythonEngine, default_engine
+
+    engines = {"hyperscan": HyperscanEngine, "python": PythonEngine, "auto": default_engine()}
+    if name not in engines:
+        raise TriageError(f"unknown engine {name!r} (hyperscan, python or auto)")
+    return engines[name]
+
+
+@patterns_app.command("list")
+def patterns_list(
+    area: Annotated[str | None, typer.Option("--area", help="Only this area.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal,
+    patterns: PatternsOpt = None,
+) -> int:
+    """List the patterns of the library.
+
+    Example: triage patterns list --area toolchain
+    """
+    from analyzer.library import commands
+
+    commands.list_patterns(patterns or [], area, fmt)
+    return ExitCode.OK
+
+
+@patterns_app.command("test")
+def patterns_test(
+    ids: Annotated[list[str] | None, typer.Argument(help="Pattern ids; all when none.")] = None,
+    patterns: PatternsOpt = None,
+) -> int:
+    """Run every pattern's fixture: must-match and must-not-match lines.
+
+    Example: triage patterns test flashinfer-sm12x-needs-cuda-12-9
+    """
+    from analyzer.library import commands
+
+    return ExitCode.OK if commands.test_patterns(patterns or [], ids or []) else ExitCode.FINDINGS
+
+
+@patterns_app.command("schema")
+def patterns_schema(
+    out: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
+) -> int:
+    """Print the JSON Schema of pattern files (published as patterns/schema.json).
+
+    Example: triage patterns schema --out patterns/schema.json
+    """
+    from analyzer.library import commands
+
+    commands.write_schema(out)
+    return ExitCode.OK
+
+
+def _route(args: list[str]) -> list[str]:
+    """`triage FILE…` means `triage analyze FILE…`."""
+    for arg in args:
+        if arg in ("--help", "-h", "--version"):
+            return args
+        if not arg.startswith("-") or arg == "-":
+            return args if arg in SUBCOMMANDS else ["analyze", *args]
+        return ["analyze", *args]
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _route(list(sys.argv[1:] if argv is None else argv))
+    try:
+        code = app(args, prog_name="triage", standalone_mode=False)
+    except TriageError as exc:
+        _fail(str(exc), exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        _fail("interrupted", ExitCode.INTERRUPTED)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), ExitCode.USAGE)
+    except KeyboardInterrupt:
+        _fail("interrupted", ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitCode.OK)
+    sys.exit(int(code) if isinstance(code, int) else ExitCode.OK)
+
+
+def _fail(message: str, code: int) -> None:
+    from analyzer.render import print_error
+
+    print_error(message)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

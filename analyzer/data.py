@@ -1,0 +1,18 @@
+"""Where the bundled data lives: beside the package in a wheel, at the repo top in a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+_REPO = _PACKAGE.parent
+
+
+def data_dir(name: str) -> Path:
+    """`patterns` or `kb`: analyzer/_data/NAME when installed from a wheel, else REPO/NAME."""
+    bundled = _PACKAGE / "_data" / name
+    return bundled if bundled.is_dir() else _REPO / name
+
+
+def builtin_patterns() -> Path:
+    return data_dir("patterns")

@@ -1,0 +1,138 @@
+"""Phase 2, second step: rebuild multi-line events from records, per process.
+
+Python tracebacks (with their "During handling of the above exception" and "The above
+exception was the direct cause" chains, and headless ones that start at a `File` frame),
+C++ `terminate called after throwing`, NCCL WARN runs and kernel messages continued on
+indented lines. Records of other processes may be interleaved: each process is followed
+on its own, so journald entries of one traceback are joined even when mixed with others.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from analyzer.models import Event, EventKind, Frame, Record
+
+TRACEBACK_START = re.compile(r"\s*Traceback \(most recent call last\):")
+FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
+EXCEPTION = re.compile(
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure)"
+    r"|(?:[A-Za-z_]\w*\.)+[A-Z]\w*)(?::\s?(?P<msg>.*))?$"
+)
+CHAIN = re.compile(r"(?:During handling of the above exception|The above exception was the direct cause)")
+TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+WHAT = re.compile(r"\s*what\(\):\s*(?P<msg>.*)")
+NCCL = re.compile(r"NCCL (?:WARN|INFO)")
+MAX_EXCEPTION_TAIL = 30
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    record: int  # index into the process's records
+    text: str
+
+
+def build_events(records: Sequence[Record]) -> list[Event]:
+    """Group records by process and rebuild events; returned in input order."""
+    by_process: dict[str, list[Record]] = {}
+    for record in records:
+        by_process.setdefault(record.process, []).append(record)
+    events: list[Event] = []
+    for recs in by_process.values():
+        events.extend(_process_events(recs))
+    events.sort(key=lambda e: (e.first_line, e.last_line))
+    return events
+
+
+def _process_events(records: list[Record]) -> Iterable[Event]:
+    lines = [_Line(i, text) for i, r in enumerate(records) for text in r.message.split("\n")]
+    i = 0
+    while i < len(lines):
+        text = lines[i].text
+        if TRACEBACK_START.match(text) or (FRAME.match(text) and _frames_lead_to_exception(lines, i)):
+            end = _traceback_end(lines, i)
+            yield _traceback(records, lines[i:end])
+        elif m := TERMINATE.search(text):
+            end = i + 1
+            while end < len(lines) and end - i < 3 and not WHAT.match(lines[end - 1].text):
+                end += 1
+            yield _terminate(records, lines[i:end], m["type"])
+        elif NCCL.search(text):
+            end = i + 1
+            while end < len(lines) and NCCL.search(lines[end].text):
+                end += 1
+            yield _block(records, lines[i:end], EventKind.nccl_block)
+        else:
+            end = i + 1
+            while end < len(lines) and lines[end].record == lines[i].record:
+                end += 1
+            kind = EventKind.kernel_block if end - i > 1 and records[lines[i].record].unit == "kernel" \
+                else EventKind.line
+            yield _block(records, lines[i:end], kind)
+        i = max(end, i + 1)
+
+
+def _frames_lead_to_exception(lines: list[_Line], i: int) -> bool:
+    """A headless traceback: frames (and code lines) followed by an exception line."""
+    for j in range(i, min(len(lines), i + 400)):
+        text = lines[j].text
+        if EXCEPTION.match(text):
+            return True
+        if not (text[:1].isspace() or FRAME.match(text) or not text.strip()):
+            return False
+    return False
+
+
+def _traceback_end(lines: list[_Line], i: int) -> int:
+    j = i + 1
+    while j < len(lines):
+        text = lines[j].text
+        if EXCEPTION.match(text):
+            j += 1
+            tail = 0
+            while j < len(lines) and tail < MAX_EXCEPTION_TAIL and lines[j].text[:1].isspace() \
+                    and not FRAME.match(lines[j].text):
+                j, tail = j + 1, tail + 1
+            k = j
+            while k < len(lines) and not lines[k].text.strip():
+                k += 1
+            if k < len(lines) and CHAIN.match(lines[k].text):
+                j = k + 1
+                continue
+            return j
+        if text.strip() and not text[:1].isspace() and not TRACEBACK_START.match(text) \
+                and not CHAIN.match(text) and not FRAME.match(text):
+            return j  # something else interrupted the traceback
+        j += 1
+    return j
+
+
+def _traceback(records: list[Record], block: list[_Line]) -> Event:
+    frames = tuple(Frame(m["file"], int(m["line"]), (m["func"] or "").strip())
+                   for ln in block if (m := FRAME.match(ln.text)))
+    exc_type = exc_msg = None
+    for ln in block:
+        if (m := EXCEPTION.match(ln.text)) and not ln.text[:1].isspace():
+            exc_type, exc_msg = m["type"], m["msg"]
+    return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames)
+
+
+def _terminate(records: list[Record], block: list[_Line], exc_type: str) -> Event:
+    msg = next((m["msg"] for ln in block if (m := WHAT.match(ln.text))), None)
+    return _event(records, block, EventKind.cpp_terminate, exc_type, msg)
+
+
+def _block(records: list[Record], block: list[_Line], kind: EventKind) -> Event:
+    return _event(records, block, kind)
+
+
+def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type: str | None = None,
+           exc_msg: str | None = None, frames: tuple[Frame, ...] = ()) -> Event:
+    order: dict[int, int] = {}
+    for ln in block:
+        order.setdefault(ln.record, len(order))
+    return Event(kind=kind, records=tuple(records[i] for i in order), exc_type=exc_type,
+                 exc_message=exc_msg, frames=frames, text="\n".join(ln.text for ln in block),
+                 line_owner=tuple(order[ln.record] for ln in block))

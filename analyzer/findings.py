@@ -1,0 +1,87 @@
+"""Matches → findings: identical findings collapse with a count, then they are ranked,
+most likely root cause first.
+
+The rank key, in order: severity; confidence; specificity (an event-scope pattern that
+read a whole traceback, captured values); then the earlier first occurrence, because in
+a cascade the cause is logged before its symptoms.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from analyzer.library.compile import CompiledPattern
+from analyzer.models import Evidence, Finding, Match
+
+MAX_EVIDENCE = 6
+
+
+@dataclass
+class _Group:
+    pattern: CompiledPattern
+    matches: list[Match] = field(default_factory=list)
+
+
+def fill(template: str, captures: Mapping[str, str]) -> str:
+    """Put captured values into `{name}` slots; unknown slots stay as written."""
+    out = []
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        out.append(literal)
+        if name is not None:
+            out.append(captures.get(name, "{" + name + "}"))
+    return "".join(out)
+
+
+def _evidence(matches: list[Match]) -> list[Evidence]:
+    seen: set[tuple[str, int]] = set()
+    evidence: list[Evidence] = []
+    picks = matches[:2] + matches[-1:] if len(matches) > 3 else matches
+    for m in picks:
+        for r in m.records:
+            if (r.path, r.line) in seen or len(evidence) >= MAX_EVIDENCE:
+                continue
+            seen.add((r.path, r.line))
+            evidence.append(Evidence(path=r.path, line=r.line, text=r.message.split("\n")[0][:500]
+                                     if len(m.records) > 1 else _matched_line(m, r.message)))
+    return evidence
+
+
+def _matched_line(m: Match, message: str) -> str:
+    """For a one-record match, the message line that fired (a multi-line entry has several)."""
+    lines = message.split("\n")
+    if len(lines) == 1:
+        return message[:500]
+    for line in lines:
+        if any(v and v in line for v in m.captures.values()):
+            return line[:500]
+    return lines[-1][:500]
+
+
+def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPattern]) -> list[Finding]:
+    groups: dict[str, _Group] = {}
+    for m in matches:
+        groups.setdefault(m.pattern_id, _Group(patterns[m.pattern_id])).matches.append(m)
+    findings = [_finding(g) for g in groups.values()]
+    findings.sort(key=_rank_key)
+    return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(findings)]
+
+
+def _finding(group: _Group) -> Finding:
+    p = group.pattern.pattern
+    first = min(group.matches, key=lambda m: (m.records[0].path, m.records[0].line))
+    captures = dict(first.captures)
+    return Finding(
+        id=p.id, title=p.title, severity=p.severity, confidence=p.confidence,
+        cause=fill(p.description.strip(), captures), why=p.why.strip(),
+        fix=[fill(s, captures) for s in p.fix], avoid=list(p.avoid), references=list(p.references),
+        evidence=_evidence(group.matches), count=len(group.matches),
+        first_line=min(r.line for m in group.matches for r in m.records),
+        last_line=max(r.line for m in group.matches for r in m.records),
+        captures=captures,
+    )
+
+
+def _rank_key(f: Finding) -> tuple[int, int, int, int]:
+    return (-f.severity.rank, -f.confidence.rank, -len(f.captures), f.first_line)

@@ -1,0 +1,1 @@
+"""The pattern library: patterns/ as data, validated, compiled for both scan engines."""

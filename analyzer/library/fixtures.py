@@ -1,0 +1,128 @@
+"""Pattern fixtures: `patterns/<area>/<id>.log` beside `<id>.yaml`, real log lines annotated
+like semgrep's `ruleid:` / `ok:` comments.
+
+    # source: https://github.com/org/repo/issues/123 (what the lines are)
+    # match nvcc_version=12.8        the next log line must be evidence of this pattern,
+    <log line>                        with these captured values (optional)
+    # ok                              the next log line must NOT be evidence (a near miss)
+    <log line>
+    # todo-match / # todo-ok          known gaps: reported, never failing
+
+Every line starting with `#` is an annotation or a comment and is removed before the
+fixture is analysed, through the whole pipeline (form detection, events, all patterns).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from analyzer.errors import PatternError
+from analyzer.library.compile import CompiledLibrary
+from analyzer.library.load import PatternFile
+from analyzer.library.yamlfile import read_text
+from analyzer.models import Match
+
+_ANNOTATION = re.compile(r"# (?P<kind>match|ok|todo-match|todo-ok)\b(?P<rest>.*)$")
+_CAPTURE = re.compile(r"(?P<k>[A-Za-z_]\w*)=(?P<v>\S+)")
+_SOURCE = re.compile(r"# source: \S+")
+
+
+class Expect(str, Enum):
+    match = "match"
+    ok = "ok"
+    todo_match = "todo-match"
+    todo_ok = "todo-ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    expect: Expect
+    fixture_line: int  # line of the annotated log line in the .log file
+    log_line: int  # its line once comments are removed (what the analyser sees)
+    text: str
+    captures: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Fixture:
+    path: Path
+    log: bytes
+    annotations: tuple[Annotation, ...]
+    line_map: tuple[int, ...]  # analysed line number - 1 → fixture line number
+
+
+def parse_fixture(path: Path) -> Fixture:
+    lines = read_text(path, max_bytes=1024 * 1024).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    kept: list[str] = []
+    line_map: list[int] = []
+    annotations: list[Annotation] = []
+    pending: tuple[Expect, dict[str, str], int] | None = None
+    has_source = False
+    for n, text in enumerate(lines, start=1):
+        if text.startswith("#"):
+            has_source = has_source or bool(_SOURCE.match(text))
+            if m := _ANNOTATION.match(text):
+                if pending is not None:
+                    raise PatternError("annotation is not followed by a log line", path, pending[2])
+                caps = dict(c.group("k", "v") for c in _CAPTURE.finditer(m["rest"]))
+                pending = (Expect(m["kind"]), caps, n)
+            continue
+        kept.append(text)
+        line_map.append(n)
+        if pending is not None:
+            if not text.strip():
+                raise PatternError("annotation is followed by an empty line", path, pending[2])
+            annotations.append(Annotation(pending[0], n, len(kept), text, pending[1]))
+            pending = None
+    if pending is not None:
+        raise PatternError("annotation at the end of the file annotates nothing", path, pending[2])
+    if not has_source:
+        raise PatternError("fixture names no source", path, 1,
+                           help="add `# source: URL (what these lines are)` at the top")
+    if not any(a.expect is Expect.match for a in annotations):
+        raise PatternError("fixture has no `# match` line", path, 1,
+                           help="annotate at least one real log line that the pattern must match")
+    return Fixture(path, ("\n".join(kept) + "\n").encode(), tuple(annotations), tuple(line_map))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    annotation: Annotation
+    passed: bool
+    detail: str = ""
+
+
+def run_fixture(pf: PatternFile, fixture: Fixture, library: CompiledLibrary) -> list[Outcome]:
+    from analyzer.readers.source import open_bytes
+    from analyzer.triage import Run
+
+    run = Run(library)
+    run.read(open_bytes(str(fixture.path), fixture.log))
+    mine = [m for m in run.matches if m.pattern_id == pf.pattern.id]
+    return [_check(a, mine) for a in fixture.annotations]
+
+
+def _covering(matches: Sequence[Match], line: int) -> list[Match]:
+    return [m for m in matches if any(r.line <= line <= r.end_line for r in m.records)]
+
+
+def _check(a: Annotation, mine: Sequence[Match]) -> Outcome:
+    hits = _covering(mine, a.log_line)
+    if a.expect is Expect.match:
+        if not hits:
+            return Outcome(a, False, "expected a match, got none")
+        for key, want in a.captures.items():
+            got = [m.captures.get(key) for m in hits]
+            if want not in got:
+                return Outcome(a, False, f"capture {key}: expected {want!r}, got {got[0]!r}")
+        return Outcome(a, True)
+    if a.expect is Expect.ok:
+        return Outcome(a, not hits, "matched a line marked ok" if hits else "")
+    fixed = bool(hits) if a.expect is Expect.todo_match else not hits
+    return Outcome(a, True, "todo now passes: promote it" if fixed else "")

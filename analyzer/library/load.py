@@ -1,0 +1,98 @@
+"""Load and validate pattern files into a Library, collecting every error at once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from analyzer.errors import PatternError, PatternErrors
+from analyzer.library.schema import Pattern
+from analyzer.library.yamlfile import line_of, load_yaml, read_text
+
+SCHEMA_LINE = "# yaml-language-server: $schema=../schema.json"
+
+
+@dataclass(frozen=True, slots=True)
+class PatternFile:
+    pattern: Pattern
+    path: Path
+
+    @property
+    def fixture(self) -> Path:
+        return self.path.with_suffix(".log")
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    files: tuple[PatternFile, ...]
+
+    @property
+    def patterns(self) -> list[Pattern]:
+        return [f.pattern for f in self.files]
+
+    def get(self, pattern_id: str) -> PatternFile:
+        for f in self.files:
+            if f.pattern.id == pattern_id:
+                return f
+        raise KeyError(pattern_id)
+
+
+def pattern_paths(roots: Iterable[Path]) -> list[Path]:
+    paths: list[Path] = []
+    for root in roots:
+        if not root.is_dir():
+            raise PatternError("pattern folder does not exist", root)
+        paths.extend(sorted(p for p in root.rglob("*.yaml") if "_build" not in p.parts))
+    return paths
+
+
+def load_pattern(path: Path) -> Pattern:
+    text = read_text(path)
+    data, lines = load_yaml(text, path)
+    if not isinstance(data, dict):
+        raise PatternError("a pattern file holds one mapping (title:, id:, ...)", path, 1)
+    try:
+        pattern = Pattern.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        field = ".".join(str(p) for p in loc) or "(file)"
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise PatternError(f"{field}: {err['msg']}{more}", path, line_of(lines, loc),
+                           help="see patterns/README.md for every field") from exc
+    _check_placement(pattern, path, lines)
+    return pattern
+
+
+def _check_placement(pattern: Pattern, path: Path, lines: dict[tuple[str | int, ...], int]) -> None:
+    if pattern.id != path.stem:
+        raise PatternError(f"id {pattern.id!r} differs from the file name {path.stem!r}",
+                           path, line_of(lines, ("id",)), help=f"rename the file to {pattern.id}.yaml")
+    if pattern.area != path.parent.name:
+        raise PatternError(f"area {pattern.area!r} differs from the folder {path.parent.name!r}",
+                           path, line_of(lines, ("area",)),
+                           help=f"move the file to patterns/{pattern.area}/")
+
+
+def load_library(roots: Sequence[Path]) -> Library:
+    """Load every pattern under `roots`; raise PatternErrors listing all problems."""
+    errors: list[PatternError] = []
+    files: list[PatternFile] = []
+    seen: dict[str, Path] = {}
+    for path in pattern_paths(roots):
+        try:
+            pattern = load_pattern(path)
+        except PatternError as exc:
+            errors.append(exc)
+            continue
+        if pattern.id in seen:
+            errors.append(PatternError(f"id {pattern.id!r} is already used by {seen[pattern.id]}", path, 2))
+            continue
+        seen[pattern.id] = path
+        files.append(PatternFile(pattern, path))
+    if errors:
+        raise PatternErrors(errors)
+    return Library(tuple(files))

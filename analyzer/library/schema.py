@@ -1,0 +1,90 @@
+"""The pattern file format (`patterns/<area>/<id>.yaml`), as a pydantic model.
+
+`patterns/schema.json` is generated from `Pattern` (`triage patterns schema`) and every
+pattern file names it, so editors can validate and complete fields as they are typed.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from analyzer.models import Confidence, Severity
+
+KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=80)]
+Area = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=40)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Status(str, Enum):
+    experimental = "experimental"
+    stable = "stable"
+    deprecated = "deprecated"
+
+
+class Scope(str, Enum):
+    line = "line"  # each record's message on its own
+    event = "event"  # the text of a rebuilt event (a whole traceback, an NVRM block)
+
+
+class Expression(Strict):
+    """One regular expression (the `regex` module's syntax) with named groups for captures.
+
+    `trigger` is the fast prefilter run by the multi-pattern engine over raw bytes. It
+    defaults to `regex` itself; give one when `regex` needs what hyperscan lacks
+    (lookarounds, backreferences) or contains a double quote or backslash escape that the
+    JSON journal form escapes. A trigger must fit on one line of the raw input.
+    """
+
+    regex: Annotated[str, StringConstraints(min_length=3, max_length=2000)]
+    trigger: Annotated[str, StringConstraints(min_length=3, max_length=500)] | None = None
+
+
+class Match(Strict):
+    any: list[Expression] = Field(default_factory=list, description="fires when one expression matches")
+    all: list[Expression] = Field(default_factory=list, description="fires when every expression matches")
+    scope: Scope = Scope.line
+    ignorecase: bool = False
+
+    @model_validator(mode="after")
+    def one_list(self) -> Match:
+        if bool(self.any) == bool(self.all):
+            raise ValueError("give exactly one of `any` or `all`, each a list of {regex: ...}")
+        return self
+
+    @property
+    def expressions(self) -> list[Expression]:
+        return self.any or self.all
+
+
+class Pattern(Strict):
+    """A known failure: how to recognise it and what to do about it."""
+
+    title: Annotated[str, StringConstraints(min_length=8, max_length=120)]
+    id: KebabId
+    status: Status = Status.experimental
+    severity: Severity
+    confidence: Confidence = Confidence.medium
+    area: Area
+    tags: list[str] = Field(default_factory=list)
+    description: Annotated[str, StringConstraints(min_length=20)] = Field(
+        description="What the failure is: the cause stated for the user. May use {capture} names."
+    )
+    why: Annotated[str, StringConstraints(min_length=10)] = Field(description="Why it matters.")
+    match: Match
+    facts: dict[str, str] = Field(
+        default_factory=dict, description="capture name → fact it records (e.g. nvcc_version)"
+    )
+    fix: list[str] = Field(min_length=1, description="concrete steps, commands where they exist")
+    avoid: list[str] = Field(default_factory=list, description="tempting workarounds that make it worse")
+    references: list[str] = Field(default_factory=list)
+    source: Annotated[str, StringConstraints(min_length=5)] = Field(
+        description="where the error string is printed: upstream file or issue thread"
+    )
+    falsepositives: list[str] = Field(default_factory=list)
+    postmortems: list[str] = Field(default_factory=list)

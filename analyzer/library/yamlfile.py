@@ -1,0 +1,67 @@
+"""Safe YAML loading with source lines, shared by pattern files and postmortem front matter.
+
+Plain data only: no object tags (SafeLoader rejects them), a size limit, and a map from
+each value's path to the line it was written on, so validation errors name file:line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analyzer.errors import PatternError
+
+MAX_BYTES = 256 * 1024
+
+Location = tuple[str | int, ...]
+
+
+def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise PatternError(f"file is {size} bytes, over the {max_bytes}-byte limit", path)
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PatternError(f"not UTF-8 text ({exc.reason})", path) from exc
+    except OSError as exc:
+        raise PatternError(f"cannot read: {exc.strerror}", path) from exc
+
+
+def load_yaml(text: str, path: Path, first_line: int = 1) -> tuple[Any, dict[Location, int]]:
+    """Parse `text`; return the data and a map from value paths to 1-based lines."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = (mark.line + first_line) if mark is not None else None
+        raise PatternError(f"invalid YAML: {exc.problem}", path, line) from exc
+    except yaml.YAMLError as exc:
+        raise PatternError(f"invalid YAML: {exc}", path) from exc
+    lines: dict[Location, int] = {}
+    if node is not None:
+        _index(node, (), lines, first_line)
+    return data, lines
+
+
+def _index(node: yaml.Node, at: Location, lines: dict[Location, int], first_line: int) -> None:
+    lines[at] = node.start_mark.line + first_line
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else str(key)
+            lines[(*at, name)] = key.start_mark.line + first_line
+            _index(value, (*at, name), lines, first_line)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index(item, (*at, i), lines, first_line)
+
+
+def line_of(lines: dict[Location, int], loc: Location) -> int | None:
+    """The line of the deepest known prefix of `loc` (pydantic locations may go deeper)."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None

@@ -1,0 +1,81 @@
+"""Phase 2, third step: run the full patterns on events.
+
+Only the patterns whose trigger fired on an event's lines are tried, so the cost follows
+the number of hits, not the size of the input. A match's evidence is the records its
+text spans; its captures are the named groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+import regex
+
+from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
+from analyzer.library.schema import Scope
+from analyzer.models import Event, Match
+
+
+EVERY_PATTERN = "@bytes-message"  # phase 1 cannot read a message stored as byte values
+
+
+def candidates(event: Event, hits: Mapping[int, set[str]], every: Iterable[str]) -> set[str]:
+    keys: set[str] = set()
+    for line in range(event.first_line, event.last_line + 1):
+        keys |= hits.get(line, set())
+    return set(every) if EVERY_PATTERN in keys else keys
+
+
+def match_events(events: Iterable[Event], hits: Mapping[int, set[str]],
+                 patterns: Mapping[str, CompiledPattern], warnings: list[str]) -> Iterator[Match]:
+    for event in events:
+        for key in sorted(candidates(event, hits, patterns)):
+            cp = patterns.get(key)
+            if cp is None:
+                continue
+            try:
+                yield from match_event(cp, event)
+            except TimeoutError:
+                warnings.append(f"pattern {cp.id} took over {MATCH_TIMEOUT_S}s on the event at "
+                                f"{event.path}:{event.first_line}; skipped there")
+
+
+def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
+    if cp.pattern.match.scope is Scope.event:
+        texts = [(event.text, 0)]
+    else:
+        texts = []
+        offset = 0
+        for text in event.text.split("\n"):
+            texts.append((text, offset))
+            offset += len(text) + 1
+    for text, base in texts:
+        spans = _match_text(cp, text)
+        if spans is None:
+            continue
+        captures: dict[str, str] = {}
+        owners: set[int] = set()
+        for m in spans:
+            for name, value in m.groupdict().items():
+                if value is not None:
+                    captures.setdefault(name, value)
+            first = event.text.count("\n", 0, base + m.start())
+            last = event.text.count("\n", 0, base + max(m.end() - 1, m.start()))
+            owners.update(event.line_owner[first:last + 1])
+        records = tuple(event.records[i] for i in sorted(owners))
+        yield Match(cp.id, event, records, captures)
+
+
+def _match_text(cp: CompiledPattern, text: str) -> list[regex.Match[str]] | None:
+    """All expressions for `all`, the first that matches for `any`; None when it does not fire."""
+    found = []
+    require_all = bool(cp.pattern.match.all)
+    for rx in cp.regexes:
+        m = rx.search(text, timeout=MATCH_TIMEOUT_S)
+        if m is None and require_all:
+            return None
+        if m is not None:
+            found.append(m)
+            if not require_all:
+                break
+    return found or None

@@ -1,0 +1,175 @@
+"""The typed models passed between stages: records → events → matches → findings → report.
+
+Records, events and matches are created in the hot path and are never validated from
+outside input, so they are frozen slotted dataclasses (a pydantic model costs several
+microseconds each). Findings and the report are the public JSON contract, so they are
+pydantic models with `extra="forbid"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Severity(str, Enum):
+    info = "info"
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_ORDER.index(self)
+
+
+_SEVERITY_ORDER = [Severity.info, Severity.low, Severity.medium, Severity.high, Severity.critical]
+
+
+class Confidence(str, Enum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+    @property
+    def rank(self) -> int:
+        return ["low", "medium", "high"].index(self.value)
+
+
+class InputForm(str, Enum):
+    """The forms a reader understands; `auto` asks the detector."""
+
+    auto = "auto"
+    journal_short = "journal-short"  # short, short-iso, short-precise, short-unix, with-unit
+    journal_monotonic = "journal-monotonic"  # short-monotonic
+    journal_verbose = "journal-verbose"
+    journal_json = "journal-json"
+    journal_export = "journal-export"
+    kernel = "kernel"  # dmesg, with or without human timestamps
+    syslog = "syslog"
+    docker = "docker"  # docker json-file lines
+    console = "console"  # plain output of a process (also journalctl -o cat)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One log entry: a journal entry, a syslog line, a console line (with its continuations)."""
+
+    path: str
+    line: int  # 1-based input line where the record starts
+    end_line: int  # last input line of the record
+    message: str
+    time: str | None = None
+    host: str | None = None
+    unit: str | None = None  # systemd unit or syslog identifier
+    pid: int | None = None
+    priority: int | None = None
+    worker: str | None = None  # per-worker prefix: "VllmWorker rank=3 pid=1234", "TP3", "rank0"
+
+    @property
+    def process(self) -> str:
+        """Identity used to keep interleaved processes apart."""
+        return f"{self.host or ''}|{self.unit or ''}|{self.pid or ''}|{self.worker or ''}"
+
+
+class EventKind(str, Enum):
+    line = "line"
+    traceback = "traceback"
+    cpp_terminate = "cpp-terminate"
+    kernel_block = "kernel-block"
+    nccl_block = "nccl-block"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A unit of meaning: one record, or a multi-line block rebuilt from several."""
+
+    kind: EventKind
+    records: tuple[Record, ...]
+    exc_type: str | None = None
+    exc_message: str | None = None
+    frames: tuple[Frame, ...] = ()
+    text: str = ""  # messages joined with "\n"; line i of text belongs to line_owner[i]
+    line_owner: tuple[int, ...] = ()  # index into records for each line of text
+
+    @property
+    def path(self) -> str:
+        return self.records[0].path
+
+    @property
+    def first_line(self) -> int:
+        return min(r.line for r in self.records)
+
+    @property
+    def last_line(self) -> int:
+        return max(r.end_line for r in self.records)
+
+    @property
+    def process(self) -> str:
+        return self.records[0].process
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A pattern's full regex matched an event."""
+
+    pattern_id: str
+    event: Event
+    records: tuple[Record, ...]  # the records the match spans (the evidence)
+    captures: dict[str, str] = field(default_factory=dict)
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Evidence(Model):
+    path: str
+    line: int
+    text: str
+
+
+class InputSummary(Model):
+    path: str
+    format: str
+    lines: int
+    bytes: int = 0
+    skipped: int = 0  # lines that could not be decoded or parsed
+
+
+class Finding(Model):
+    rank: int = 0
+    id: str
+    kind: str = "pattern"
+    title: str
+    severity: Severity
+    confidence: Confidence
+    cause: str
+    why: str = ""
+    fix: list[str] = Field(default_factory=list)
+    avoid: list[str] = Field(default_factory=list)
+    references: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    count: int = 1
+    first_line: int = 0
+    last_line: int = 0
+    captures: dict[str, str] = Field(default_factory=dict)
+    related: list[str] = Field(default_factory=list)
+
+
+class Report(Model):
+    version: int = 1
+    tool: str = "triage"
+    inputs: list[InputSummary]
+    findings: list[Finding]
+    warnings: list[str] = Field(default_factory=list)

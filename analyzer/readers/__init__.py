@@ -1,0 +1,37 @@
+"""Readers: turn the raw lines of a region into typed records, one parser per input form."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from analyzer.models import InputForm, Record
+from analyzer.readers.console import parse_console, parse_docker
+from analyzer.readers.journal_json import parse_export, parse_json
+from analyzer.readers.journal_text import parse_short, parse_verbose
+from analyzer.readers.kernel import parse_kernel
+
+Parser = Callable[[Sequence[str], int, str], Iterator[Record]]
+
+PARSERS: dict[InputForm, Parser] = {
+    InputForm.journal_short: parse_short,
+    InputForm.journal_monotonic: parse_short,
+    InputForm.syslog: parse_short,
+    InputForm.journal_verbose: parse_verbose,
+    InputForm.journal_json: parse_json,
+    InputForm.journal_export: parse_export,
+    InputForm.kernel: parse_kernel,
+    InputForm.docker: parse_docker,
+    InputForm.console: parse_console,
+}
+
+
+def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:
+    """Export binary fields must survive a round trip to bytes; other forms replace."""
+    errors = "surrogateescape" if form is InputForm.journal_export else "replace"
+    return [line.decode("utf-8", errors) for line in raw]
+
+
+def parse_lines(raw: Sequence[bytes], form: InputForm, first_line: int = 1, path: str = "-") -> list[Record]:
+    """Parse raw input lines (without their newlines) of one form into records."""
+    parser = PARSERS[form if form is not InputForm.auto else InputForm.console]
+    return list(parser(decode_lines(raw, form), first_line, path))

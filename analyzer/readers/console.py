@@ -1,0 +1,47 @@
+"""Plain console output of a serving process (also `journalctl -o cat`, `docker logs`,
+`kubectl logs`), and docker's json-file lines (`{"log": "...", "stream": ..., "time": ...}`).
+
+Each line is a record; tracebacks are rebuilt later from records, per worker. A leading
+RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+
+from analyzer.models import Record
+from analyzer.readers.worker import split_worker
+
+_STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+
+
+def _console_record(path: str, n: int, text: str, time: str | None = None) -> Record:
+    if m := _STAMP.match(text):
+        time, text = m["t"], text[m.end():]
+    worker, wtime, message = split_worker(text)
+    return Record(path=path, line=n, end_line=n, message=message, time=time or wtime, worker=worker)
+
+
+def parse_console(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
+    for i, text in enumerate(lines):
+        if text.strip():
+            yield _console_record(path, first_line + i, text.rstrip("\r"))
+
+
+def parse_docker(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
+    for i, text in enumerate(lines):
+        n = first_line + i
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict) or not isinstance(obj.get("log"), str):
+            if text.strip():
+                yield _console_record(path, n, text)
+            continue
+        body = obj["log"].rstrip("\n")
+        time = obj.get("time") if isinstance(obj.get("time"), str) else None
+        for part in body.split("\n"):
+            yield _console_record(path, n, part, time)

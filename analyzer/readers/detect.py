@@ -1,0 +1,58 @@
+"""Sniff the form of an input from its first lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from analyzer.models import InputForm
+from analyzer.readers.journal_text import _SHORT_LINE, _VERBOSE_HEAD
+from analyzer.readers.kernel import KERNEL_LINE
+
+JOURNAL_MAGIC = b"LPKSHHRH"
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+_EXPORT_FIELD = re.compile(r"(?:__CURSOR|__REALTIME_TIMESTAMP|_[A-Z_]+|[A-Z][A-Z0-9_]*)=")
+_JOURNAL_ID = re.compile(r"\S+ \S+?(?:\[\d+\]: | kernel: )")
+SAMPLE_LINES = 200
+
+
+def _score_short(line: str) -> bool:
+    m = _SHORT_LINE.match(line)
+    if not m:
+        return False
+    if m["time"].startswith("["):  # short-monotonic vs dmesg: a journal line names host and ident
+        return bool(m["pid"]) or m["ident"] == "kernel"
+    return True
+
+
+def detect(head: bytes) -> InputForm:
+    lines = [ln for ln in head.decode("utf-8", "replace").split("\n")[:SAMPLE_LINES * 4] if ln.strip()]
+    lines = lines[:SAMPLE_LINES]
+    if not lines:
+        return InputForm.console
+    first = lines[0]
+    if first.startswith("__CURSOR=") or sum(bool(_EXPORT_FIELD.match(x)) for x in lines) > 0.6 * len(lines):
+        return InputForm.journal_export
+    if _VERBOSE_HEAD.match(first):
+        return InputForm.journal_verbose
+    scores = {
+        InputForm.journal_json: sum(x.startswith("{") and '"MESSAGE"' in x or '"__CURSOR"' in x
+                                    for x in lines),
+        InputForm.docker: sum(x.startswith('{"log":') for x in lines),
+        InputForm.journal_short: sum(_score_short(x) for x in lines),
+        InputForm.kernel: sum(bool(KERNEL_LINE.match(x)) for x in lines),
+    }
+    form, score = max(scores.items(), key=lambda kv: kv[1])
+    return form if score > 0 else InputForm.console
+
+
+def looks_binary(head: bytes) -> bool:
+    """A file that is not text: NUL bytes in the first block (journal files are handled first)."""
+    sample = head[:8192]
+    return b"\x00" in sample
+
+
+def form_names() -> Sequence[str]:
+    return [f.value for f in InputForm]

@@ -1,0 +1,178 @@
+"""Open an input (file, `-` for stdin, .gz, .zst, binary journal file or directory) as a
+stream of byte chunks that end at line boundaries.
+
+Binary journals are read through the real `journalctl`, as JSON: one entry per line, so
+that phase 1 can cut the stream anywhere and phase 2 can parse any window of it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import sys
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from analyzer.errors import InputError
+from analyzer.models import InputForm
+from analyzer.readers.detect import GZIP_MAGIC, JOURNAL_MAGIC, ZSTD_MAGIC, detect, looks_binary
+
+CHUNK = 8 * 1024 * 1024
+HEAD = 64 * 1024
+
+
+@dataclass
+class Source:
+    """One input: where it came from, its form, and its chunks (read once)."""
+
+    name: str
+    form: InputForm
+    head: bytes
+    stream: BinaryIO
+    process: subprocess.Popen[bytes] | None = None
+    bytes_read: int = 0
+    lines: int = 0
+    _closed: bool = field(default=False, repr=False)
+
+    def chunks(self, size: int = CHUNK) -> Iterator[bytes]:
+        carry = self.head
+        try:
+            while True:
+                block = self._read(size)
+                if not block:
+                    break
+                data = carry + block
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    carry = data
+                    continue
+                carry = data[cut:]
+                yield self._count(data[:cut])
+            if carry:
+                yield self._count(carry)
+        finally:
+            self.close()
+
+    def _count(self, chunk: bytes) -> bytes:
+        self.bytes_read += len(chunk)
+        self.lines += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+        return chunk
+
+    def _read(self, size: int) -> bytes:
+        try:
+            return self.stream.read(size)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise InputError(f"corrupt or truncated compressed data ({_reason(exc)})", self.name) from exc
+        except OSError as exc:
+            raise InputError(f"cannot read: {_reason(exc)}", self.name) from exc
+        except Exception as exc:  # zstandard raises its own ZstdError
+            if type(exc).__name__ == "ZstdError":
+                raise InputError(f"corrupt zstd data: {exc}", self.name) from exc
+            raise
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.stream is not sys.stdin.buffer:
+            self.stream.close()
+        if self.process is not None:
+            self.process.wait()
+            err = self.process.stderr.read().decode("utf-8", "replace").strip() if self.process.stderr else ""
+            if self.process.returncode not in (0, None):
+                raise InputError(f"journalctl failed: {err.splitlines()[-1] if err else 'no output'}",
+                                 self.name)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
+def open_source(name: str, form: InputForm = InputForm.auto) -> Source:
+    """Open `name` ("-" is stdin) and sniff its form unless `form` is given."""
+    if name == "-":
+        stream: BinaryIO = sys.stdin.buffer
+    else:
+        path = Path(name)
+        if path.is_dir():
+            raise InputError("is a directory (use --journal-dir for a journal folder)", name)
+        try:
+            stream = path.open("rb")
+        except OSError as exc:
+            raise InputError(f"cannot open: {_reason(exc)}", name) from exc
+    return _from_stream(name, stream, form)
+
+
+def _from_stream(name: str, stream: BinaryIO, form: InputForm) -> Source:
+    magic = _peek(stream, name)
+    if magic.startswith(GZIP_MAGIC):
+        stream = gzip.GzipFile(fileobj=stream)  # type: ignore[assignment]
+        return _from_stream(name, stream, form)
+    if magic.startswith(ZSTD_MAGIC):
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+        return _from_stream(name, stream, form)
+    if magic.startswith(JOURNAL_MAGIC):
+        stream.close()
+        return open_journal(["--file", name], name)
+    head = _read_head(stream, name)
+    if not head:
+        raise InputError("empty input: no log lines to analyse", name)
+    if looks_binary(head):
+        raise InputError("binary data, not a log (NUL bytes in the first block)", name)
+    chosen = detect(head) if form is InputForm.auto else form
+    return Source(name=name, form=chosen, head=head, stream=stream)
+
+
+def _peek(stream: BinaryIO, name: str) -> bytes:
+    peek = getattr(stream, "peek", None)
+    try:
+        if peek is not None:
+            return bytes(peek(8)[:8])
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read: {_reason(exc)}", name) from exc
+    return b""
+
+
+def _read_head(stream: BinaryIO, name: str) -> bytes:
+    try:
+        return stream.read(HEAD)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(f"corrupt or truncated compressed data ({_reason(exc)})", name) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read: {_reason(exc)}", name) from exc
+    except Exception as exc:  # zstandard raises its own ZstdError
+        if type(exc).__name__ == "ZstdError":
+            raise InputError(f"corrupt zstd data: {exc}", name) from exc
+        raise
+
+
+def open_journal(selector: list[str], name: str) -> Source:
+    """Read a binary journal file (`--file F`) or folder (`--directory D`) via journalctl."""
+    exe = shutil.which("journalctl")
+    if exe is None:
+        raise InputError("reading a binary journal needs journalctl, which is not installed "
+                         "(apt-get install systemd), or export it elsewhere with `journalctl -o json`", name)
+    proc = subprocess.Popen([exe, *selector, "-o", "json", "--no-pager"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    head = proc.stdout.read(HEAD)
+    source = Source(name=name, form=InputForm.journal_json, head=head, stream=proc.stdout, process=proc)
+    if not head:
+        source.close()
+        raise InputError("the journal holds no entries", name)
+    return source
+
+
+def open_bytes(name: str, data: bytes, form: InputForm = InputForm.auto) -> Source:
+    """An in-memory input (fixtures, tests), read through the same path as a file."""
+    import io
+
+    return _from_stream(name, io.BufferedReader(io.BytesIO(data)), form)  # type: ignore[arg-type]

@@ -1,0 +1,145 @@
+"""From phase-1 hits to regions: the few windows of input lines that phase 2 will parse.
+
+Each hit opens a window of BEFORE lines before it and AFTER lines after it, widened
+backwards over indented continuation lines so that a multi-line entry is never cut at the
+top. Windows are merged, also across chunk boundaries, so every input line is parsed at
+most once and in order. Memory holds one chunk and the regions in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from analyzer.scan import Engine, Trigger
+
+BEFORE = 60
+AFTER = 400
+MAX_CONTINUATION = 2000
+
+
+@dataclass(slots=True)
+class Region:
+    first_line: int  # global 1-based number of lines[0]
+    lines: list[bytes]
+    hits: dict[int, set[str]] = field(default_factory=dict)  # global line → trigger keys
+
+    @property
+    def last_line(self) -> int:
+        return self.first_line + len(self.lines) - 1
+
+    def absorb(self, other: Region) -> None:
+        """Append the part of `other` that lies past this region's end."""
+        skip = self.last_line + 1 - other.first_line
+        if skip < len(other.lines):
+            self.lines.extend(other.lines[max(skip, 0):])
+        for line, keys in other.hits.items():
+            self.hits.setdefault(line, set()).update(keys)
+
+
+def _line_start(buf: bytes, pos: int) -> int:
+    return buf.rfind(b"\n", 0, pos) + 1
+
+
+def _back(buf: bytes, start: int, count: int) -> tuple[int, int]:
+    """Move `start` back by up to `count` lines, then over continuation lines."""
+    moved = 0
+    while moved < count and start > 0:
+        start = _line_start(buf, start - 1)
+        moved += 1
+    extra = 0
+    while start > 0 and buf[start:start + 1] in (b" ", b"\t") and extra < MAX_CONTINUATION:
+        start = _line_start(buf, start - 1)
+        moved += 1
+        extra += 1
+    return start, moved
+
+
+def _forward(buf: bytes, end: int, count: int) -> tuple[int, int]:
+    """Return the offset just past `count` more lines after `end`, and how many were found."""
+    found = 0
+    while found < count and end < len(buf):
+        nl = buf.find(b"\n", end)
+        end = len(buf) if nl < 0 else nl + 1
+        found += 1
+    return end, found
+
+
+class RegionBuilder:
+    def __init__(self, engine: Engine, triggers: tuple[Trigger, ...],
+                 before: int = BEFORE, after: int = AFTER) -> None:
+        self.engine = engine
+        self.keys = [t.key for t in triggers]
+        self.before = before
+        self.after = after
+
+    def regions(self, chunks: Iterable[bytes]) -> Iterator[Region]:
+        """Chunks must end at a line boundary (the source guarantees it)."""
+        pending: Region | None = None
+        owed = 0  # lines the pending region still wants from the next chunk
+        tail: list[bytes] = []  # the last lines of the previous chunk, for look-back
+        base = 1
+        for chunk in chunks:
+            if not chunk:
+                continue
+            nlines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+            for region, want in self._chunk_regions(chunk, base, tail, owed, pending):
+                if pending is not None and region.first_line <= pending.last_line + 1:
+                    pending.absorb(region)
+                else:
+                    if pending is not None:
+                        yield pending
+                    pending = region
+                owed = want
+            tail = self._tail(chunk)
+            base += nlines
+        if pending is not None:
+            yield pending
+
+    def _tail(self, chunk: bytes) -> list[bytes]:
+        start, _ = _back(chunk, len(chunk.rstrip(b"\n")) + 1 if chunk.endswith(b"\n") else len(chunk),
+                         self.before)
+        return chunk[start:].rstrip(b"\n").split(b"\n") if start < len(chunk) else []
+
+    def _chunk_regions(self, chunk: bytes, base: int, tail: list[bytes], owed: int,
+                       pending: Region | None) -> Iterator[tuple[Region, int]]:
+        if owed and pending is not None:
+            end, found = _forward(chunk, 0, owed)
+            yield Region(base, chunk[:end].rstrip(b"\n").split(b"\n")), owed - found
+        hits = self.engine.scan(chunk)
+        if not hits:
+            return
+        hits.sort()
+        line = base
+        counted = 0
+        windows: list[_Window] = []
+        for offset, idx in hits:
+            pos = max(offset - 1, 0)
+            line += chunk.count(b"\n", counted, pos)
+            counted = pos
+            begin = _line_start(chunk, pos)
+            end = _forward(chunk, begin, self.after + 1)[0]
+            if windows and begin < windows[-1].end:
+                windows[-1].add(line, self.keys[idx], end)
+                continue
+            start, back = _back(chunk, begin, self.before)
+            windows.append(_Window(start, end, line - back, {line: {self.keys[idx]}}))
+        for w in windows:
+            lines = chunk[w.start:w.end].rstrip(b"\n").split(b"\n")
+            first = w.first_line
+            if w.start == 0 and tail:
+                lines = tail + lines
+                first -= len(tail)
+            yield Region(first, lines, w.hits), (self.after if w.end >= len(chunk) else 0)
+
+
+@dataclass(slots=True)
+class _Window:
+    start: int  # byte offsets in the chunk
+    end: int
+    first_line: int
+    hits: dict[int, set[str]]
+
+    def add(self, line: int, key: str, end: int) -> None:
+        self.hits.setdefault(line, set()).add(key)
+        self.end = max(self.end, end)

@@ -1,0 +1,143 @@
+"""The only module that talks to the terminal (and the only one importing rich).
+
+Report → terminal text (rich, with a semantic Theme), Markdown (for an incident ticket)
+or JSON (the public contract documented in the README). Diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from enum import Enum
+from typing import TextIO
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from rich.theme import Theme
+
+from analyzer.models import Finding, Report
+
+THEME = Theme({
+    "sev.critical": "bold white on red",
+    "sev.high": "bold red",
+    "sev.medium": "bold yellow",
+    "sev.low": "cyan",
+    "sev.info": "dim",
+    "evidence": "bright_white",
+    "location": "dim cyan",
+    "fix": "green",
+    "avoid": "bold magenta",
+    "muted": "dim",
+    "title": "bold",
+})
+
+
+class Format(str, Enum):
+    terminal = "terminal"
+    json = "json"
+    markdown = "markdown"
+
+
+def console(file: TextIO | None = None, width: int | None = None) -> Console:
+    return Console(file=file or sys.stdout, theme=THEME, width=width, highlight=False,
+                   no_color="NO_COLOR" in os.environ or None, soft_wrap=False)
+
+
+def error_console() -> Console:
+    return Console(file=sys.stderr, theme=THEME, highlight=False, soft_wrap=True,
+                   no_color="NO_COLOR" in os.environ or None)
+
+
+def to_json(report: Report) -> str:
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def render(report: Report, fmt: Format, out: TextIO | None = None, explain: bool = False) -> None:
+    stream = out or sys.stdout
+    if fmt is Format.json:
+        stream.write(to_json(report))
+    elif fmt is Format.markdown:
+        stream.write(to_markdown(report))
+    else:
+        _terminal(report, console(stream))
+
+
+def _terminal(report: Report, con: Console) -> None:
+    total = sum(i.lines for i in report.inputs)
+    names = ", ".join(f"{i.path} ({i.format})" for i in report.inputs)
+    con.print(Text(f"triage: {total} lines read from {names}", style="muted"))
+    if not report.findings:
+        con.print("No known failure found.", style="title")
+    for f in report.findings:
+        con.print(_panel(f))
+    for w in report.warnings:
+        con.print(Text(f"warning: {w}", style="sev.medium"))
+
+
+def _panel(f: Finding) -> Panel:
+    parts: list[Text | Table] = [Text(f.cause)]
+    ev = Table.grid(padding=(0, 1))
+    ev.add_column(style="location", no_wrap=True)
+    ev.add_column(style="evidence")
+    for e in f.evidence:
+        ev.add_row(f"{e.path}:{e.line}", e.text)
+    parts += [Text("\nEvidence", style="title"), ev]
+    if f.count > 1:
+        parts.append(Text(f"seen {f.count} times, lines {f.first_line}–{f.last_line}", style="muted"))
+    parts.append(Text("\nFix", style="title"))
+    parts += [Text(f"  {i}. {step}", style="fix") for i, step in enumerate(f.fix, 1)]
+    if f.avoid:
+        parts.append(Text("\nDo NOT", style="avoid"))
+        parts += [Text(f"  ✗ {a}", style="avoid") for a in f.avoid]
+    if f.references:
+        parts.append(Text("\nReferences: " + "  ".join(f.references), style="muted"))
+    sev = f.severity.value
+    title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), " ", (f"#{f.rank} {f.title}", "title"),
+                          (f"  [{f.id}, confidence {f.confidence.value}]", "muted"))
+    return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(report: Report) -> str:
+    lines = ["# triage report", ""]
+    for i in report.inputs:
+        lines.append(f"- input `{i.path}` ({i.format}, {i.lines} lines)")
+    lines.append("")
+    if not report.findings:
+        lines += ["No known failure found.", ""]
+    for f in report.findings:
+        lines += [f"## {f.rank}. {f.title}", "",
+                  f"**Severity:** {f.severity.value} · **Confidence:** {f.confidence.value} · "
+                  f"**Pattern:** `{f.id}` · **Seen:** {f.count}×", "", f.cause, "", "**Evidence**", "", "```"]
+        lines += [f"{e.path}:{e.line}: {e.text}" for e in f.evidence]
+        lines += ["```", "", "**Fix**", ""]
+        lines += [f"{n}. {step}" for n, step in enumerate(f.fix, 1)]
+        if f.avoid:
+            lines += ["", "**Do not**", ""] + [f"- {_md_escape(a)}" for a in f.avoid]
+        if f.references:
+            lines += ["", "**References:** " + ", ".join(f.references)]
+        lines.append("")
+    for w in report.warnings:
+        lines.append(f"> warning: {w}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def print_error(message: str) -> None:
+    error_console().print(Text(f"triage: error: {message}", style="sev.high"))
+
+
+def print_warning(message: str) -> None:
+    error_console().print(Text(f"triage: warning: {message}", style="sev.medium"))
+
+
+def print_lines(lines: Sequence[str], out: TextIO | None = None) -> None:
+    con = console(out)
+    for line in lines:
+        con.print(escape(line))

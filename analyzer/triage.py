@@ -1,0 +1,57 @@
+"""One run: inputs → regions (phase 1) → records → events → matches → findings → Report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.data import builtin_patterns
+from analyzer.events import build_events
+from analyzer.findings import build_findings
+from analyzer.library.compile import CompiledLibrary, compile_library
+from analyzer.library.load import load_library
+from analyzer.match import match_events
+from analyzer.models import InputForm, InputSummary, Match, Report
+from analyzer.readers import parse_lines
+from analyzer.readers.source import Source, open_journal, open_source
+from analyzer.regions import RegionBuilder
+from analyzer.scan import EngineFactory
+
+
+def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None = None,
+         builtin: bool = True) -> CompiledLibrary:
+    roots = ([builtin_patterns()] if builtin else []) + list(extra_dirs)
+    return compile_library(load_library(roots), engine_factory)
+
+
+@dataclass
+class Run:
+    library: CompiledLibrary
+    matches: list[Match] = field(default_factory=list)
+    inputs: list[InputSummary] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def read(self, source: Source) -> None:
+        builder = RegionBuilder(self.library.engine(source.form), self.library.triggers)
+        for region in builder.regions(source.chunks()):
+            records = parse_lines(region.lines, source.form, region.first_line, source.name)
+            events = build_events(records)
+            self.matches.extend(match_events(events, region.hits, self.library.patterns, self.warnings))
+        self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
+                                        bytes=source.bytes_read))
+
+    def report(self) -> Report:
+        findings = build_findings(self.matches, self.library.patterns)
+        return Report(inputs=self.inputs, findings=findings, warnings=self.warnings)
+
+
+def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
+            form: InputForm = InputForm.auto, journal_dirs: Sequence[str] = ()) -> Report:
+    """Analyse log inputs (paths, "-" for stdin) and journal folders; return the ranked report."""
+    run = Run(library or load())
+    for name in inputs:
+        run.read(open_source(name, form))
+    for directory in journal_dirs:
+        run.read(open_journal(["--directory", directory], directory))
+    return run.report()
