@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from analyzer.models import Event, EventKind, Frame, Record
 
-TRACEBACK_START = re.compile(r"\s*Traceback \(most recent call last\):")
+TRACEBACK_START = re.compile(r"Traceback \(most recent call last\):")
 FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
 EXCEPTION = re.compile(
     r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure)"
@@ -51,7 +51,7 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
     i = 0
     while i < len(lines):
         text = lines[i].text
-        if TRACEBACK_START.match(text) or (FRAME.match(text) and _frames_lead_to_exception(lines, i)):
+        if TRACEBACK_START.search(text) or (FRAME.match(text) and _frames_lead_to_exception(lines, i)):
             end = _traceback_end(lines, i)
             yield _traceback(records, lines[i:end])
         elif m := TERMINATE.search(text):
@@ -102,7 +102,7 @@ def _traceback_end(lines: list[_Line], i: int) -> int:
                 j = k + 1
                 continue
             return j
-        if text.strip() and not text[:1].isspace() and not TRACEBACK_START.match(text) \
+        if text.strip() and not text[:1].isspace() and not TRACEBACK_START.search(text) \
                 and not CHAIN.match(text) and not FRAME.match(text):
             return j  # something else interrupted the traceback
         j += 1

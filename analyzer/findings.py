@@ -1,9 +1,8 @@
 """Matches → findings: identical findings collapse with a count, then they are ranked,
 most likely root cause first.
 
-The rank key, in order: severity; confidence; specificity (an event-scope pattern that
-read a whole traceback, captured values); then the earlier first occurrence, because in
-a cascade the cause is logged before its symptoms.
+The rank key, in order: severity; confidence; then the earlier first occurrence, because
+in a cascade the cause is logged before its symptoms (the diagnosis engine refines this).
 """
 
 from __future__ import annotations
@@ -83,5 +82,5 @@ def _finding(group: _Group) -> Finding:
     )
 
 
-def _rank_key(f: Finding) -> tuple[int, int, int, int]:
-    return (-f.severity.rank, -f.confidence.rank, -len(f.captures), f.first_line)
+def _rank_key(f: Finding) -> tuple[int, int, int]:
+    return (-f.severity.rank, -f.confidence.rank, f.first_line)

@@ -71,8 +71,11 @@ class Record:
 
     @property
     def process(self) -> str:
-        """Identity used to keep interleaved processes apart."""
-        return f"{self.host or ''}|{self.unit or ''}|{self.pid or ''}|{self.worker or ''}"
+        """Identity used to keep interleaved processes apart: the pid where the log has one
+        (a worker prefix is printed only on the first line of a multi-line message), else
+        the worker prefix."""
+        who = self.pid if self.pid is not None else self.worker or ""
+        return f"{self.host or ''}|{self.unit or ''}|{who}"
 
 
 class EventKind(str, Enum):

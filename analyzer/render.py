@@ -79,7 +79,7 @@ def _terminal(report: Report, con: Console) -> None:
 
 
 def _panel(f: Finding) -> Panel:
-    parts: list[Text | Table] = [Text(f.cause)]
+    parts: list[Text | Table] = [Text(f.title, style="title"), Text(f.cause)]
     ev = Table.grid(padding=(0, 1))
     ev.add_column(style="location", no_wrap=True)
     ev.add_column(style="evidence")
@@ -88,17 +88,25 @@ def _panel(f: Finding) -> Panel:
     parts += [Text("\nEvidence", style="title"), ev]
     if f.count > 1:
         parts.append(Text(f"seen {f.count} times, lines {f.first_line}–{f.last_line}", style="muted"))
-    parts.append(Text("\nFix", style="title"))
-    parts += [Text(f"  {i}. {step}", style="fix") for i, step in enumerate(f.fix, 1)]
+    parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
     if f.avoid:
-        parts.append(Text("\nDo NOT", style="avoid"))
-        parts += [Text(f"  ✗ {a}", style="avoid") for a in f.avoid]
+        parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
     if f.references:
         parts.append(Text("\nReferences: " + "  ".join(f.references), style="muted"))
     sev = f.severity.value
-    title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), " ", (f"#{f.rank} {f.title}", "title"),
-                          (f"  [{f.id}, confidence {f.confidence.value}]", "muted"))
+    title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), (f" #{f.rank} ", "title"),
+                          (f"{f.id} · confidence {f.confidence.value} ", "muted"))
     return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
+
+
+def _items(marks: list[str], items: list[str], style: str) -> Table:
+    """A hanging-indent list: wrapped lines stay under their item, not under the mark."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(style=style)
+    for mark, item in zip(marks, items, strict=True):
+        grid.add_row(f"  {mark}", item)
+    return grid
 
 
 def _md_escape(text: str) -> str:

@@ -17,17 +17,24 @@ from analyzer.readers.worker import split_worker
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 
 
-def _console_record(path: str, n: int, text: str, time: str | None = None) -> Record:
+def _console_record(path: str, n: int, text: str, time: str | None = None,
+                    previous: Record | None = None) -> Record:
+    """A line without a worker prefix continues the previous line's worker: SGLang and
+    Python logging print a multi-line message (a traceback) with one prefix."""
     if m := _STAMP.match(text):
         time, text = m["t"], text[m.end():]
     worker, wtime, message = split_worker(text)
+    if worker is None and previous is not None:
+        worker = previous.worker
     return Record(path=path, line=n, end_line=n, message=message, time=time or wtime, worker=worker)
 
 
 def parse_console(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
+    previous: Record | None = None
     for i, text in enumerate(lines):
         if text.strip():
-            yield _console_record(path, first_line + i, text.rstrip("\r"))
+            previous = _console_record(path, first_line + i, text.rstrip("\r"), previous=previous)
+            yield previous
 
 
 def parse_docker(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:

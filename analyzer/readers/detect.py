@@ -16,6 +16,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _EXPORT_FIELD = re.compile(r"(?:__CURSOR|__REALTIME_TIMESTAMP|_[A-Z_]+|[A-Z][A-Z0-9_]*)=")
 _JOURNAL_ID = re.compile(r"\S+ \S+?(?:\[\d+\]: | kernel: )")
 SAMPLE_LINES = 200
+MIN_SHARE = 0.5  # a form must explain at least half of the entry lines
 
 
 def _score_short(line: str) -> bool:
@@ -44,8 +45,9 @@ def detect(head: bytes) -> InputForm:
         InputForm.journal_short: sum(_score_short(x) for x in lines),
         InputForm.kernel: sum(bool(KERNEL_LINE.match(x)) for x in lines),
     }
+    heads = sum(not x[:1].isspace() for x in lines) or 1
     form, score = max(scores.items(), key=lambda kv: kv[1])
-    return form if score > 0 else InputForm.console
+    return form if score >= MIN_SHARE * heads else InputForm.console
 
 
 def looks_binary(head: bytes) -> bool:

@@ -21,7 +21,9 @@ _TIME = (
     r"|\[ *\d+\.\d+\])"  # short-monotonic
 )
 _SHORT_LINE = re.compile(
-    rf"(?P<time>{_TIME}) (?P<host>\S+) (?P<ident>[^\s:]*?)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)", re.S
+    rf"(?P<time>{_TIME}) (?P<host>[^\s\d]\S*|\d+\.\d+\.\d+\.\d+) (?P<ident>[A-Za-z_(.][^\s:]*?)(?:\[(?P<pid>\d+)\])?: ?"
+    r"(?P<msg>.*)",
+    re.S,
 )
 _META = re.compile(r"-- (?:Boot [0-9a-f]+|No entries|Logs begin at|Journal begins at|Reboot) ")
 
