@@ -116,7 +116,10 @@ def _traceback(records: list[Record], block: list[_Line]) -> Event:
     for ln in block:
         if (m := EXCEPTION.match(ln.text)) and not ln.text[:1].isspace():
             exc_type, exc_msg = m["type"], m["msg"]
-    return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames)
+    code = frozenset(i for i in range(1, len(block))
+                     if FRAME.match(block[i - 1].text) and block[i].text[:1].isspace()
+                     and not FRAME.match(block[i].text))
+    return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code)
 
 
 def _terminate(records: list[Record], block: list[_Line], exc_type: str) -> Event:
@@ -129,10 +132,11 @@ def _block(records: list[Record], block: list[_Line], kind: EventKind) -> Event:
 
 
 def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type: str | None = None,
-           exc_msg: str | None = None, frames: tuple[Frame, ...] = ()) -> Event:
+           exc_msg: str | None = None, frames: tuple[Frame, ...] = (),
+           code: frozenset[int] = frozenset()) -> Event:
     order: dict[int, int] = {}
     for ln in block:
         order.setdefault(ln.record, len(order))
     return Event(kind=kind, records=tuple(records[i] for i in order), exc_type=exc_type,
                  exc_message=exc_msg, frames=frames, text="\n".join(ln.text for ln in block),
-                 line_owner=tuple(order[ln.record] for ln in block))
+                 line_owner=tuple(order[ln.record] for ln in block), code_lines=code)

@@ -15,7 +15,6 @@ from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
 from analyzer.library.schema import Scope
 from analyzer.models import Event, Match
 
-
 EVERY_PATTERN = "@bytes-message"  # phase 1 cannot read a message stored as byte values
 
 
@@ -41,29 +40,30 @@ def match_events(events: Iterable[Event], hits: Mapping[int, set[str]],
 
 
 def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
+    """At most one match per event: a line pattern that fires on several lines of one
+    traceback is one occurrence. Source-code lines quoted in a traceback are skipped
+    (`raise RuntimeError("...")` repeats the message it raises)."""
     if cp.pattern.match.scope is Scope.event:
         texts = [(event.text, 0)]
     else:
         texts = []
         offset = 0
-        for text in event.text.split("\n"):
-            texts.append((text, offset))
+        for i, text in enumerate(event.text.split("\n")):
+            if i not in event.code_lines:
+                texts.append((text, offset))
             offset += len(text) + 1
+    captures: dict[str, str] = {}
+    owners: set[int] = set()
     for text, base in texts:
-        spans = _match_text(cp, text)
-        if spans is None:
-            continue
-        captures: dict[str, str] = {}
-        owners: set[int] = set()
-        for m in spans:
+        for m in _match_text(cp, text) or ():
             for name, value in m.groupdict().items():
                 if value is not None:
                     captures.setdefault(name, value)
             first = event.text.count("\n", 0, base + m.start())
             last = event.text.count("\n", 0, base + max(m.end() - 1, m.start()))
             owners.update(event.line_owner[first:last + 1])
-        records = tuple(event.records[i] for i in sorted(owners))
-        yield Match(cp.id, event, records, captures)
+    if owners:
+        yield Match(cp.id, event, tuple(event.records[i] for i in sorted(owners)), captures)
 
 
 def _match_text(cp: CompiledPattern, text: str) -> list[regex.Match[str]] | None:

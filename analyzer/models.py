@@ -9,12 +9,12 @@ pydantic models with `extra="forbid"`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     info = "info"
     low = "low"
     medium = "medium"
@@ -29,7 +29,7 @@ class Severity(str, Enum):
 _SEVERITY_ORDER = [Severity.info, Severity.low, Severity.medium, Severity.high, Severity.critical]
 
 
-class Confidence(str, Enum):
+class Confidence(StrEnum):
     low = "low"
     medium = "medium"
     high = "high"
@@ -39,7 +39,7 @@ class Confidence(str, Enum):
         return ["low", "medium", "high"].index(self.value)
 
 
-class InputForm(str, Enum):
+class InputForm(StrEnum):
     """The forms a reader understands; `auto` asks the detector."""
 
     auto = "auto"
@@ -78,7 +78,7 @@ class Record:
         return f"{self.host or ''}|{self.unit or ''}|{who}"
 
 
-class EventKind(str, Enum):
+class EventKind(StrEnum):
     line = "line"
     traceback = "traceback"
     cpp_terminate = "cpp-terminate"
@@ -104,6 +104,7 @@ class Event:
     frames: tuple[Frame, ...] = ()
     text: str = ""  # messages joined with "\n"; line i of text belongs to line_owner[i]
     line_owner: tuple[int, ...] = ()  # index into records for each line of text
+    code_lines: frozenset[int] = frozenset()  # lines of text that quote source code (traceback)
 
     @property
     def path(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from enum import Enum
+from enum import StrEnum
 from typing import TextIO
 
 from rich.console import Console, Group
@@ -36,7 +36,7 @@ THEME = Theme({
 })
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     terminal = "terminal"
     json = "json"
     markdown = "markdown"
@@ -87,7 +87,7 @@ def _panel(f: Finding) -> Panel:
         ev.add_row(f"{e.path}:{e.line}", e.text)
     parts += [Text("\nEvidence", style="title"), ev]
     if f.count > 1:
-        parts.append(Text(f"seen {f.count} times, lines {f.first_line}–{f.last_line}", style="muted"))
+        parts.append(Text(f"seen {f.count} times, lines {f.first_line}-{f.last_line}", style="muted"))
     parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
     if f.avoid:
         parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
@@ -123,7 +123,7 @@ def to_markdown(report: Report) -> str:
     for f in report.findings:
         lines += [f"## {f.rank}. {f.title}", "",
                   f"**Severity:** {f.severity.value} · **Confidence:** {f.confidence.value} · "
-                  f"**Pattern:** `{f.id}` · **Seen:** {f.count}×", "", f.cause, "", "**Evidence**", "", "```"]
+                  f"**Pattern:** `{f.id}` · **Seen:** {f.count} times", "", f.cause, "", "**Evidence**", "", "```"]
         lines += [f"{e.path}:{e.line}: {e.text}" for e in f.evidence]
         lines += ["```", "", "**Fix**", ""]
         lines += [f"{n}. {step}" for n, step in enumerate(f.fix, 1)]

@@ -101,7 +101,8 @@ def entries() -> Iterator[tuple[int, dict[str, str]]]:
     yield 1800, _systemd("Reloading.")
     yield 1801, _systemd(f"Started {UNIT} - SGLang Kimi K2.6 (TP8).")
     yield 1846, _svc(53120, "[2026-05-03 10:28:56 TP0] Load weight begin. avail mem=93.12 GB")
-    yield 2230, _svc(53120, "[2026-05-03 10:35:20 TP0] Scheduler hit an exception: Traceback (most recent call last):", 3)
+    yield 2230, _svc(53120, "[2026-05-03 10:35:20 TP0] Scheduler hit an exception: "
+                            "Traceback (most recent call last):", 3)
     for file, line, func, code in [
         (f"{SITE}/sglang/jit_kernel/utils.py", 87, "load_jit", "return load_inline("),
         (f"{SITE}/torch/utils/cpp_extension.py", 2046, "load_inline", "return _jit_compile("),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from analyzer.errors import PatternError
@@ -31,7 +31,7 @@ _CAPTURE = re.compile(r"(?P<k>[A-Za-z_]\w*)=(?P<v>\S+)")
 _SOURCE = re.compile(r"# source: \S+")
 
 
-class Expect(str, Enum):
+class Expect(StrEnum):
     match = "match"
     ok = "ok"
     todo_match = "todo-match"
@@ -70,7 +70,7 @@ def parse_fixture(path: Path) -> Fixture:
             if m := _ANNOTATION.match(text):
                 if pending is not None:
                     raise PatternError("annotation is not followed by a log line", path, pending[2])
-                caps = dict(c.group("k", "v") for c in _CAPTURE.finditer(m["rest"]))
+                caps = {c["k"]: c["v"] for c in _CAPTURE.finditer(m["rest"])}
                 pending = (Expect(m["kind"]), caps, n)
             continue
         kept.append(text)

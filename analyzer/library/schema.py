@@ -6,7 +6,7 @@ pattern file names it, so editors can validate and complete fields as they are t
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
@@ -21,13 +21,13 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     experimental = "experimental"
     stable = "stable"
     deprecated = "deprecated"
 
 
-class Scope(str, Enum):
+class Scope(StrEnum):
     line = "line"  # each record's message on its own
     event = "event"  # the text of a rebuilt event (a whole traceback, an NVRM block)
 

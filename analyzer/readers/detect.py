@@ -39,7 +39,7 @@ def detect(head: bytes) -> InputForm:
     if _VERBOSE_HEAD.match(first):
         return InputForm.journal_verbose
     scores = {
-        InputForm.journal_json: sum(x.startswith("{") and '"MESSAGE"' in x or '"__CURSOR"' in x
+        InputForm.journal_json: sum((x.startswith("{") and '"MESSAGE"' in x) or '"__CURSOR"' in x
                                     for x in lines),
         InputForm.docker: sum(x.startswith('{"log":') for x in lines),
         InputForm.journal_short: sum(_score_short(x) for x in lines),

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from analyzer.errors import InputError
 from analyzer.models import InputForm
@@ -32,7 +32,7 @@ class Source:
     name: str
     form: InputForm
     head: bytes
-    stream: BinaryIO
+    stream: IO[bytes]
     process: subprocess.Popen[bytes] | None = None
     bytes_read: int = 0
     lines: int = 0
@@ -97,7 +97,7 @@ def _reason(exc: BaseException) -> str:
 def open_source(name: str, form: InputForm = InputForm.auto) -> Source:
     """Open `name` ("-" is stdin) and sniff its form unless `form` is given."""
     if name == "-":
-        stream: BinaryIO = sys.stdin.buffer
+        stream: IO[bytes] = sys.stdin.buffer
     else:
         path = Path(name)
         if path.is_dir():
@@ -109,7 +109,7 @@ def open_source(name: str, form: InputForm = InputForm.auto) -> Source:
     return _from_stream(name, stream, form)
 
 
-def _from_stream(name: str, stream: BinaryIO, form: InputForm) -> Source:
+def _from_stream(name: str, stream: IO[bytes], form: InputForm) -> Source:
     magic = _peek(stream, name)
     if magic.startswith(GZIP_MAGIC):
         stream = gzip.GzipFile(fileobj=stream)  # type: ignore[assignment]
@@ -131,7 +131,7 @@ def _from_stream(name: str, stream: BinaryIO, form: InputForm) -> Source:
     return Source(name=name, form=chosen, head=head, stream=stream)
 
 
-def _peek(stream: BinaryIO, name: str) -> bytes:
+def _peek(stream: IO[bytes], name: str) -> bytes:
     peek = getattr(stream, "peek", None)
     try:
         if peek is not None:
@@ -141,7 +141,7 @@ def _peek(stream: BinaryIO, name: str) -> bytes:
     return b""
 
 
-def _read_head(stream: BinaryIO, name: str) -> bytes:
+def _read_head(stream: IO[bytes], name: str) -> bytes:
     try:
         return stream.read(HEAD)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -175,4 +175,4 @@ def open_bytes(name: str, data: bytes, form: InputForm = InputForm.auto) -> Sour
     """An in-memory input (fixtures, tests), read through the same path as a file."""
     import io
 
-    return _from_stream(name, io.BufferedReader(io.BytesIO(data)), form)  # type: ignore[arg-type]
+    return _from_stream(name, io.BufferedReader(io.BytesIO(data)), form)

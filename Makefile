@@ -1,0 +1,38 @@
+# One entry point for developer tasks. `make example` and `make test` are the README's quick start.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+
+.PHONY: setup system example test lint typecheck unit schema clean
+
+$(VENV)/.installed: pyproject.toml setup.py
+	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: pip takes the CPU build on this disk instead of a CUDA build of several GB
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+system:
+	scripts/install-system-packages
+
+example: setup
+	$(VENV)/bin/triage examples/founding-incident.log
+
+lint: setup
+	$(PY) -m ruff check analyzer tests examples
+
+typecheck: setup
+	$(PY) -m mypy
+
+unit: setup
+	$(PY) -m pytest -q
+
+test: system setup lint typecheck unit
+
+schema: setup
+	$(VENV)/bin/triage patterns schema --out patterns/schema.json
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

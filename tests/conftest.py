@@ -1,0 +1,59 @@
+"""Shared test fixtures: the library (loaded once), real journalctl renderings."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer.library.compile import CompiledLibrary
+from analyzer.models import Report
+from analyzer.readers.source import open_bytes
+from analyzer.triage import Run, load
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus"
+BENIGN = SHARED / "benign" / "loghub"
+JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
+
+sys.path.insert(0, str(ROOT / "examples"))
+
+
+@pytest.fixture(scope="session")
+def library() -> CompiledLibrary:
+    return load()
+
+
+def analyze_bytes(data: bytes, library: CompiledLibrary, name: str = "test.log") -> Report:
+    run = Run(library)
+    run.read(open_bytes(name, data))
+    return run.report()
+
+
+@pytest.fixture(scope="session")
+def export_stream() -> bytes:
+    from founding_incident import export_stream as make
+
+    return make()
+
+
+@pytest.fixture(scope="session")
+def journal_file(tmp_path_factory: pytest.TempPathFactory, export_stream: bytes) -> Path:
+    """A real binary journal written by systemd-journal-remote from the export stream."""
+    if not JOURNAL_REMOTE.exists() or shutil.which("journalctl") is None:
+        pytest.fail("systemd-journal-remote and journalctl are required: apt-get install systemd-journal-remote")
+    folder = tmp_path_factory.mktemp("journal")
+    src = folder / "incident.export"
+    src.write_bytes(export_stream)
+    out = folder / "incident.journal"  # a fresh name: the converter appends to an existing file
+    subprocess.run([str(JOURNAL_REMOTE), "-o", str(out), str(src)], check=True, capture_output=True)
+    return out
+
+
+def render(journal: Path, mode: str) -> bytes:
+    return subprocess.run(["journalctl", "--file", str(journal), "-o", mode, "--no-pager"],
+                          check=True, capture_output=True).stdout

@@ -1,0 +1,164 @@
+"""The CLI as a user meets it: exit codes, one-line errors, the JSON contract, Markdown,
+and a `--help` that loads none of the heavy packages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "founding-incident.log"
+
+
+def triage(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    return subprocess.run([sys.executable, "-m", "analyzer", *args], input=stdin, capture_output=True,
+                          env=env, cwd=cwd or ROOT, timeout=120)
+
+
+def test_json_contract() -> None:
+    res = triage("--format", "json", str(EXAMPLE))
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["version"] == 1
+    assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 46,
+                              "bytes": EXAMPLE.stat().st_size, "skipped": 0}]
+    required = {"rank", "id", "kind", "title", "severity", "confidence", "cause", "fix", "avoid", "evidence",
+                "count", "captures", "related"}
+    for i, f in enumerate(doc["findings"], 1):
+        assert required <= f.keys()
+        assert f["rank"] == i and f["kind"] == "pattern"
+        assert f["severity"] in {"info", "low", "medium", "high", "critical"}
+        assert f["confidence"] in {"low", "medium", "high"}
+        assert all(set(e) == {"path", "line", "text"} for e in f["evidence"])
+        assert isinstance(f["fix"], list) and f["fix"] and isinstance(f["avoid"], list)
+    top = doc["findings"][0]
+    assert top["id"] == "flashinfer-sm12x-needs-cuda-12-9"
+    assert top["evidence"][0] == {"path": str(EXAMPLE), "line": 11,
+                                  "text": "Failed to get device capability: SM 12.x requires CUDA >= 12.9."}
+    assert any("CUDA_HOME=/dev/null" in a for a in top["avoid"])
+    assert "host-oom-killed-service" in [f["id"] for f in doc["findings"]]
+
+
+def test_terminal_output_shows_cause_evidence_fix_and_avoid() -> None:
+    res = triage(str(EXAMPLE))
+    out = res.stdout.decode()
+    assert res.returncode == 0
+    assert out.index("flashinfer-sm12x-needs-cuda-12-9") < out.index("host-oom-killed-service")
+    for text in ("Evidence", "Fix", "Do NOT", "CUDA_HOME=/dev/null", "founding-incident.log:11"):
+        assert text in out
+    assert "\x1b[" not in out  # NO_COLOR
+
+
+def test_markdown_output() -> None:
+    out = triage("--format", "markdown", str(EXAMPLE)).stdout.decode()
+    assert out.startswith("# triage report\n")
+    assert "## 1. FlashInfer rejects a Blackwell SM 12.x GPU" in out
+    assert "**Do not**" in out and "```\n" in out
+
+
+def test_stdin() -> None:
+    res = triage("--format", "json", "-", stdin=EXAMPLE.read_bytes())
+    doc = json.loads(res.stdout)
+    assert doc["inputs"][0]["path"] == "-"
+    assert doc["findings"][0]["id"] == "flashinfer-sm12x-needs-cuda-12-9"
+
+
+def test_fail_on() -> None:
+    assert triage("--fail-on", "critical", str(EXAMPLE)).returncode == 1
+    quiet = ROOT.parent / "shared" / "benign" / "loghub" / "Zookeeper_2k.log"
+    assert triage("--fail-on", "info", str(quiet)).returncode == 0
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda d: d / "missing.log", "cannot open: no such file or directory"),
+    (lambda d: d, "is a directory"),
+    (lambda d: _write(d / "empty.log", b""), "empty input"),
+    (lambda d: _write(d / "bin.log", b"\x7fELF\x00\x00\x01"), "binary data"),
+    (lambda d: _write(d / "bad.gz", gzip.compress(b"hello\n" * 1000)[:40]), "corrupt or truncated"),
+    (lambda d: _write(d / "bad.zst", b"\x28\xb5\x2f\xfd" + b"\xff" * 64), "corrupt zstd"),
+])
+def test_bad_inputs_give_one_line_and_exit_2(tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
+    path = make(tmp_path)
+    res = triage(str(path))
+    err = res.stderr.decode()
+    assert res.returncode == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert message in err and str(path) in err
+
+
+def test_permission_denied(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    path = _write(tmp_path / "secret.log", b"x\n")
+    path.chmod(0)
+    res = triage(str(path))
+    assert res.returncode == 2 and b"permission denied" in res.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    for args in (["--input-format", "nonsense", str(EXAMPLE)], ["--format", "xml", str(EXAMPLE)],
+                 ["--no-such-option", str(EXAMPLE)], ["analyze"]):
+        res = triage(*args)
+        assert res.returncode == 2, args
+        assert res.stderr.decode().count("\n") == 1 and b"Traceback" not in res.stderr
+
+
+def test_invalid_extra_pattern_folder_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "broken.yaml").write_text("title: [unclosed\n")
+    res = triage("--patterns", str(tmp_path), str(EXAMPLE))
+    assert res.returncode == 2
+    assert f"{tmp_path / 'gpu' / 'broken.yaml'}:1" in res.stderr.decode()
+
+
+def test_extra_pattern_folder_is_used(tmp_path: Path) -> None:
+    folder = tmp_path / "team"
+    folder.mkdir()
+    text = (ROOT / "patterns" / "host" / "host-oom-killed-service.yaml").read_text()
+    text = text.replace("id: host-oom-killed-service", "id: team-reload-seen").replace("area: host", "area: team")
+    text = text.replace("Out of memory: Killed process", "Reloading\\.(?P<x>)?")
+    (folder / "team-reload-seen.yaml").write_text(text)
+    doc = json.loads(triage("--format", "json", "--patterns", str(tmp_path), str(EXAMPLE)).stdout)
+    assert "team-reload-seen" in [f["id"] for f in doc["findings"]]
+
+
+def test_version_and_help() -> None:
+    assert triage("--version").stdout.decode().startswith("triage ")
+    res = triage("--help")
+    assert res.returncode == 0 and b"analyze" in res.stdout and b"Example:" in res.stdout
+
+
+def test_help_imports_no_heavy_package() -> None:
+    code = ("import sys\nfrom analyzer.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'duckdb', 'hyperscan', 'transformers') "
+            "if m in sys.modules]\nprint('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
+    assert "HEAVY []" in out
+
+
+def test_patterns_subcommands() -> None:
+    listed = json.loads(triage("patterns", "list", "--format", "json").stdout)
+    assert "flashinfer-sm12x-needs-cuda-12-9" in [p["id"] for p in listed]
+    res = triage("patterns", "test", "flashinfer-sm12x-needs-cuda-12-9")
+    assert res.returncode == 0 and b"1 passed, 0 failed" in res.stdout
+    assert triage("patterns", "test", "no-such-pattern").returncode == 2
+
+
+def test_broken_pipe_is_quiet() -> None:
+    proc = subprocess.Popen(f"{sys.executable} -m analyzer {EXAMPLE} | head -1", shell=True, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _out, err = proc.communicate(timeout=120)
+    assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path

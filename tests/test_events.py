@@ -1,0 +1,97 @@
+"""Rebuilding multi-line events: tracebacks and their chains, C++ terminate, NCCL runs."""
+
+from __future__ import annotations
+
+from analyzer.events import build_events
+from analyzer.models import Event, EventKind, InputForm
+from analyzer.readers import parse_lines
+
+
+def events(text: str, form: InputForm = InputForm.console) -> list[Event]:
+    return build_events(parse_lines(text.encode().split(b"\n"), form))
+
+
+CHAINED = """INFO starting
+Traceback (most recent call last):
+  File "/site/flashinfer/compilation_context.py", line 41, in __init__
+    major, minor = self._normalize_cuda_arch(major, minor)
+RuntimeError: SM 12.x requires CUDA >= 12.9
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/site/flashinfer/jit/core.py", line 108, in check_cuda_arch
+    raise RuntimeError("FlashInfer requires GPUs with sm75 or higher")
+RuntimeError: FlashInfer requires GPUs with sm75 or higher
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/site/sglang/srt/managers/scheduler.py", line 2871, in run_scheduler_process
+    scheduler = Scheduler(server_args)
+sglang.srt.errors.SchedulerInitError: scheduler failed to start
+INFO after"""
+
+
+def test_chained_traceback_is_one_event_ending_with_the_last_exception() -> None:
+    evs = events(CHAINED)
+    tb = [e for e in evs if e.kind is EventKind.traceback]
+    assert len(tb) == 1
+    assert (tb[0].exc_type, tb[0].exc_message) == ("sglang.srt.errors.SchedulerInitError", "scheduler failed to start")
+    assert [f.function for f in tb[0].frames] == ["__init__", "check_cuda_arch", "run_scheduler_process"]
+    assert (tb[0].first_line, tb[0].last_line) == (2, 19)
+    assert "SM 12.x requires CUDA >= 12.9" in tb[0].text
+    assert [e.text for e in evs if e.kind is EventKind.line] == ["INFO starting", "INFO after"]
+
+
+def test_headless_traceback_from_a_frame_line() -> None:
+    text = ('  File "/x/transformers/tokenization_utils_base.py", line 1785, in get_chat_template\n'
+            "    raise ValueError(\n"
+            "ValueError: Cannot use chat template functions because tokenizer.chat_template is not set")
+    (tb,) = events(text)
+    assert tb.kind is EventKind.traceback and tb.exc_type == "ValueError"
+    assert tb.code_lines == frozenset({1})
+
+
+def test_traceback_split_into_journal_entries_with_another_process_between() -> None:
+    text = "\n".join([
+        "May 03 10:00:00 h app[1]: Traceback (most recent call last):",
+        'May 03 10:00:00 h app[1]:   File "/a.py", line 1, in f',
+        "May 03 10:00:00 h other[2]: unrelated line",
+        "May 03 10:00:00 h app[1]:     f()",
+        "May 03 10:00:00 h app[1]: KeyError: 'x'",
+    ])
+    evs = events(text, InputForm.journal_short)
+    tb = next(e for e in evs if e.kind is EventKind.traceback)
+    assert [r.line for r in tb.records] == [1, 2, 4, 5]
+    assert tb.exc_type == "KeyError"
+    assert any(e.text == "unrelated line" for e in evs)
+
+
+def test_cpp_terminate() -> None:
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated\n"
+            "Aborted (core dumped)")
+    evs = events(text)
+    assert evs[0].kind is EventKind.cpp_terminate
+    assert evs[0].exc_type == "c10::DistBackendError"
+    assert evs[0].exc_message is not None and evs[0].exc_message.startswith("[PG ID 0")
+    assert evs[-1].text == "Aborted (core dumped)"
+
+
+def test_nccl_warn_run_is_one_block() -> None:
+    text = ("[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device\n"
+            "[3] NCCL INFO include/shm.h:41 -> 2\n"
+            "[3] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm (size 9637888)\n"
+            "done")
+    evs = events(text)
+    assert evs[0].kind is EventKind.nccl_block and len(evs[0].records) == 3
+
+
+def test_kernel_block_from_indented_nvrm_lines() -> None:
+    text = ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+            "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+            "               NVRM: fallen off the bus and is not responding to commands.")
+    (ev,) = events(text, InputForm.kernel)
+    assert ev.kind is EventKind.kernel_block
+    assert ev.text.endswith("fallen off the bus and is not responding to commands.")

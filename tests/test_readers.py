@@ -1,0 +1,131 @@
+"""Readers of the non-journal forms, compressed inputs, and form detection."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from analyzer.library.compile import CompiledLibrary
+from analyzer.models import InputForm
+from analyzer.readers import parse_lines
+from analyzer.readers.detect import detect
+from analyzer.readers.worker import split_worker
+from analyzer.triage import analyze
+from tests.conftest import CORPUS, ROOT
+
+
+def parse(text: str, form: InputForm | None = None) -> list:  # type: ignore[type-arg]
+    raw = text.encode()
+    return parse_lines(raw.rstrip(b"\n").split(b"\n"), form or detect(raw))
+
+
+def test_dmesg_joins_nvrm_continuation_lines() -> None:
+    records = parse((CORPUS / "606-xid79-fallenoffbus-nvsentinel-155.log").read_text())
+    assert records[0].message.split("\n") == [
+        "NVRM: The NVIDIA GPU 0000:b3:00.0",
+        "NVRM: (PCI ID: 10de:26b5) installed in this system has",
+        "NVRM: fallen off the bus and is not responding to commands.",
+    ]
+    assert (records[0].line, records[0].end_line, records[0].time) == (1, 3, "1843.308145")
+    assert records[1].line == 4
+
+
+def test_dmesg_human_and_level_forms() -> None:
+    records = parse("[Sun May  3 10:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+                    "kern  :err   : [  12.345678] nvidia: module verification failed\n")
+    assert [r.time for r in records] == ["Sun May  3 10:00:00 2026", "12.345678"]
+    assert records[1].priority == 3
+    assert records[0].message.startswith("NVRM: Xid")
+
+
+def test_syslog_hash012_becomes_newlines() -> None:
+    records = parse((CORPUS / "501-nvrm-api-mismatch-after-driver-update-syslog.log").read_text())
+    nvrm = records[-1]
+    assert nvrm.host == "gpu-0" and nvrm.unit == "kernel"
+    assert nvrm.message.split("\n")[1] == "NVRM: this kernel module has the version 530.30.02.  Please"
+
+
+def test_docker_json_file_lines() -> None:
+    lines = [json.dumps({"log": "Traceback (most recent call last):\n", "stream": "stderr",
+                         "time": "2026-05-03T10:00:00.1Z"}),
+             json.dumps({"log": "ValueError: boom\n", "stream": "stderr", "time": "2026-05-03T10:00:00.2Z"})]
+    text = "\n".join(lines) + "\n"
+    assert detect(text.encode()) is InputForm.docker
+    records = parse(text)
+    assert [r.message for r in records] == ["Traceback (most recent call last):", "ValueError: boom"]
+    assert records[1].time == "2026-05-03T10:00:00.2Z"
+
+
+def test_docker_timestamps_are_stripped_from_console_lines() -> None:
+    records = parse((CORPUS / "502-docker-triton-jit-python-h-missing.log").read_text())
+    assert records[0].time == "2025-10-30T21:54:45.622419515Z"
+    assert records[0].message.startswith("/tmp/tmpbe9ryx74/cuda_utils.c:5:10: fatal error: Python.h")
+
+
+@pytest.mark.parametrize(("line", "worker", "rest"), [
+    ("(VllmWorker rank=3 pid=1234) ERROR 05-03 oops", "VllmWorker rank=3 pid=1234", "ERROR 05-03 oops"),
+    ("(VllmWorkerProcess pid=221) ERROR x", "VllmWorkerProcess pid=221", "ERROR x"),
+    ("(StageEngineCoreProc pid=8146) INFO y", "StageEngineCoreProc pid=8146", "INFO y"),
+    ("[2026-05-03 10:00:00 TP3] Load weight begin.", "TP3", "Load weight begin."),
+    ("[2026-05-03 10:00:00 DP1 TP3 EP3] x", "DP1 TP3 EP3", "x"),
+    ("[rank0]: Traceback (most recent call last):", "rank0", "Traceback (most recent call last):"),
+    ("[notaworker] text", None, "[notaworker] text"),
+])
+def test_worker_prefixes(line: str, worker: str | None, rest: str) -> None:
+    assert split_worker(line)[0] == worker
+    assert split_worker(line)[2] == rest
+
+
+def test_interleaved_worker_tracebacks_are_rebuilt_apart(library: CompiledLibrary) -> None:
+    from analyzer.events import build_events
+
+    text = "\n".join([
+        "(VllmWorker rank=0 pid=10) Traceback (most recent call last):",
+        "(VllmWorker rank=1 pid=11) Traceback (most recent call last):",
+        '(VllmWorker rank=0 pid=10)   File "/a.py", line 1, in f',
+        '(VllmWorker rank=1 pid=11)   File "/b.py", line 2, in g',
+        "(VllmWorker rank=0 pid=10) RuntimeError: first",
+        "(VllmWorker rank=1 pid=11) ValueError: second",
+    ])
+    events = [e for e in build_events(parse(text)) if e.kind.value == "traceback"]
+    assert [(e.exc_type, e.exc_message, e.frames[0].file) for e in events] == [
+        ("RuntimeError", "first", "/a.py"), ("ValueError", "second", "/b.py")]
+
+
+def test_every_corpus_log_is_read_in_its_form() -> None:
+    expected = {"501": InputForm.journal_short, "606": InputForm.kernel}
+    for log in sorted(CORPUS.glob("*.log")):
+        form = detect(log.read_bytes()[:65536])
+        assert form is expected.get(log.name[:3], InputForm.console), log.name
+        assert parse(log.read_text(), form), log.name
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_compressed_inputs(tmp_path: Path, suffix: str, library: CompiledLibrary) -> None:
+    data = (ROOT / "examples" / "founding-incident.log").read_bytes()
+    path = tmp_path / f"incident.log{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data))
+    report = analyze([str(path)], library)
+    assert report.inputs[0].lines == 46
+    assert report.findings[0].id == "flashinfer-sm12x-needs-cuda-12-9"
+    assert report.findings[0].evidence[0].line == 11
+
+
+def test_several_files_keep_their_own_paths_and_lines(tmp_path: Path, library: CompiledLibrary) -> None:
+    a = CORPUS / "602-shm-nccl-docker-342.log"
+    b = ROOT / "examples" / "founding-incident.log"
+    report = analyze([str(a), str(b)], library)
+    assert [i.path for i in report.inputs] == [str(a), str(b)]
+    gate = next(f for f in report.findings if f.id == "flashinfer-sm12x-needs-cuda-12-9")
+    assert {e.path for e in gate.evidence} == {str(b)}
+
+
+def test_input_form_override(library: CompiledLibrary) -> None:
+    path = ROOT / "examples" / "founding-incident.log"
+    report = analyze([str(path)], library, form=InputForm.console)
+    assert report.inputs[0].format == "console"
+    assert report.findings[0].id == "flashinfer-sm12x-needs-cuda-12-9"
