@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
+
+# typer vendors click since 0.29 (pinned in pyproject); its exceptions are only named here
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from analyzer import __version__
 from analyzer.errors import ExitCode, TriageError
@@ -151,17 +153,25 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args, prog_name="triage", standalone_mode=False)
     except TriageError as exc:
         _fail(str(exc), exc.exit_code)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         _fail("interrupted", ExitCode.INTERRUPTED)
-    except click.ClickException as exc:
+    except NoArgsIsHelpError as exc:
+        print(exc.format_message())
+        sys.exit(ExitCode.USAGE)
+    except ClickException as exc:
         _fail(exc.format_message(), ExitCode.USAGE)
     except KeyboardInterrupt:
         _fail("interrupted", ExitCode.INTERRUPTED)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(ExitCode.OK)
+    except Exception as exc:  # a bug: one line, and how to see the rest
+        if os.environ.get("TRIAGE_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set TRIAGE_DEBUG=1 for the traceback, "
+              "and please report it)", ExitCode.INTERNAL)
     sys.exit(int(code) if isinstance(code, int) else ExitCode.OK)
 
 

@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     OK = 0  # analysed; nothing at or above --fail-on
     FINDINGS = 1  # a finding at or above --fail-on
     USAGE = 2  # bad invocation, unreadable or invalid input, invalid pattern file
+    INTERNAL = 3  # a bug in triage: reported in one line, never as a traceback
     INTERRUPTED = 130  # Ctrl-C
 
 

@@ -126,5 +126,12 @@ _GROUP_NAME = re.compile(r"\(\?P?<([A-Za-z_]\w*)>")
 
 
 def hyperscan_source(expr: str) -> str:
-    """Named groups mean nothing to phase 1; plain groups keep hyperscan's parser happy."""
-    return _GROUP_NAME.sub("(", expr)
+    """A regex as a phase-1 trigger: named groups become plain groups (they mean nothing to
+    phase 1), and anchors at either end go, because in the raw input a message is preceded
+    by its log prefix (time, host, unit) and may be followed by more of a JSON line."""
+    expr = _GROUP_NAME.sub("(", expr)
+    if expr.startswith("^"):
+        expr = expr[1:]
+    if expr.endswith("$") and not expr.endswith("\\$"):
+        expr = expr[:-1]
+    return expr

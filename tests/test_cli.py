@@ -116,18 +116,31 @@ def test_invalid_extra_pattern_folder_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "gpu" / "broken.yaml").write_text("title: [unclosed\n")
     res = triage("--patterns", str(tmp_path), str(EXAMPLE))
     assert res.returncode == 2
-    assert f"{tmp_path / 'gpu' / 'broken.yaml'}:1" in res.stderr.decode()
+    assert f"{tmp_path / 'gpu' / 'broken.yaml'}:2: invalid YAML" in res.stderr.decode()
+
+
+TEAM_PATTERN = """\
+title: Our service reloaded its unit files in the middle of an incident
+id: team-reload-seen
+severity: low
+area: team
+description: systemd reloaded unit files; someone changed the service while it was failing.
+why: A change made during an incident is a likely cause of what follows.
+match:
+  any:
+    - regex: '^Reloading\\.$'
+fix: ["Ask in the incident channel who changed the unit."]
+source: systemd (daemon-reload)
+"""
 
 
 def test_extra_pattern_folder_is_used(tmp_path: Path) -> None:
-    folder = tmp_path / "team"
-    folder.mkdir()
-    text = (ROOT / "patterns" / "host" / "host-oom-killed-service.yaml").read_text()
-    text = text.replace("id: host-oom-killed-service", "id: team-reload-seen").replace("area: host", "area: team")
-    text = text.replace("Out of memory: Killed process", "Reloading\\.(?P<x>)?")
-    (folder / "team-reload-seen.yaml").write_text(text)
-    doc = json.loads(triage("--format", "json", "--patterns", str(tmp_path), str(EXAMPLE)).stdout)
-    assert "team-reload-seen" in [f["id"] for f in doc["findings"]]
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "team-reload-seen.yaml").write_text(TEAM_PATTERN)
+    res = triage("--format", "json", "--patterns", str(tmp_path), str(EXAMPLE))
+    assert res.returncode == 0, res.stderr
+    found = {f["id"]: f for f in json.loads(res.stdout)["findings"]}
+    assert found["team-reload-seen"]["evidence"][0]["line"] == 32
 
 
 def test_version_and_help() -> None:
