@@ -7,11 +7,12 @@ in a cascade the cause is logged before its symptoms (the diagnosis engine refin
 
 from __future__ import annotations
 
-import string
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from analyzer.library.compile import CompiledPattern
+from analyzer.library.schema import PLACEHOLDER
 from analyzer.models import Evidence, Finding, Match
 
 MAX_EVIDENCE = 6
@@ -24,13 +25,16 @@ class _Group:
 
 
 def fill(template: str, captures: Mapping[str, str]) -> str:
-    """Put captured values into `{name}` slots; unknown slots stay as written."""
-    out = []
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
-        out.append(literal)
-        if name is not None:
-            out.append(captures.get(name, "{" + name + "}"))
-    return "".join(out)
+    """Put captured values into `{name}` or `{name|default}` slots; other text, braces
+    included, stays as written (the loader checks every slot names a capture)."""
+
+    def value(m: re.Match[str]) -> str:
+        got = captures.get(m["name"])
+        if got is not None:
+            return got
+        return m["default"] if m["default"] is not None else m[0]
+
+    return PLACEHOLDER.sub(value, template)
 
 
 def _evidence(matches: list[Match]) -> list[Evidence]:

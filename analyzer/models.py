@@ -148,7 +148,6 @@ class InputSummary(Model):
     format: str
     lines: int
     bytes: int = 0
-    skipped: int = 0  # lines that could not be decoded or parsed
 
 
 class Finding(Model):

@@ -72,19 +72,20 @@ def _terminal(report: Report, con: Console) -> None:
     con.print(Text(f"triage: {total} lines read from {names}", style="muted"))
     if not report.findings:
         con.print("No known failure found.", style="title")
+    single = len(report.inputs) == 1
     for f in report.findings:
-        con.print(_panel(f))
+        con.print(_panel(f, single))
     for w in report.warnings:
         con.print(Text(f"warning: {w}", style="sev.medium"))
 
 
-def _panel(f: Finding) -> Panel:
+def _panel(f: Finding, single_input: bool) -> Panel:
     parts: list[Text | Table] = [Text(f.title, style="title"), Text(f.cause)]
     ev = Table.grid(padding=(0, 1))
     ev.add_column(style="location", no_wrap=True)
     ev.add_column(style="evidence")
-    for e in f.evidence:
-        ev.add_row(f"{e.path}:{e.line}", e.text)
+    for e in f.evidence:  # one input: its name is in the header, the line number is enough
+        ev.add_row(f"line {e.line}" if single_input else f"{e.path}:{e.line}", e.text)
     parts += [Text("\nEvidence", style="title"), ev]
     if f.count > 1:
         parts.append(Text(f"seen {f.count} times, lines {f.first_line}-{f.last_line}", style="muted"))

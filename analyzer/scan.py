@@ -65,8 +65,18 @@ class HyperscanEngine:
         try:
             self._db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
         except hyperscan.error as exc:
-            raise PatternError(f"hyperscan cannot compile the triggers: {exc}",
-                               help="run `triage patterns lint` to find the offending trigger") from exc
+            raise self._culprit(triggers, exprs, flags) from exc
+
+    def _culprit(self, triggers: Sequence[Trigger], exprs: list[bytes], flags: list[int]) -> PatternError:
+        """Compile the triggers one by one to name the one hyperscan refuses."""
+        hs = self._hs
+        for trigger, expr, flag in zip(triggers, exprs, flags, strict=True):
+            try:
+                hs.Database(mode=hs.HS_MODE_BLOCK).compile(expressions=[expr], ids=[0], elements=1, flags=[flag])
+            except hs.error as exc:
+                return PatternError(f"pattern {trigger.key}: hyperscan cannot compile trigger {trigger.expr!r}: {exc}",
+                                    help="give the expression a `trigger:` without lookarounds or backreferences")
+        return PatternError("hyperscan cannot compile the library's triggers together")
 
     def _flags(self, t: Trigger) -> int:
         hs = self._hs

@@ -29,7 +29,7 @@ def test_json_contract() -> None:
     doc = json.loads(res.stdout)
     assert doc["version"] == 1
     assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 46,
-                              "bytes": EXAMPLE.stat().st_size, "skipped": 0}]
+                              "bytes": EXAMPLE.stat().st_size}]
     required = {"rank", "id", "kind", "title", "severity", "confidence", "cause", "fix", "avoid", "evidence",
                 "count", "captures", "related"}
     for i, f in enumerate(doc["findings"], 1):
@@ -52,7 +52,7 @@ def test_terminal_output_shows_cause_evidence_fix_and_avoid() -> None:
     out = res.stdout.decode()
     assert res.returncode == 0
     assert out.index("flashinfer-sm12x-needs-cuda-12-9") < out.index("host-oom-killed-service")
-    for text in ("Evidence", "Fix", "Do NOT", "CUDA_HOME=/dev/null", "founding-incident.log:11"):
+    for text in ("Evidence", "Fix", "Do NOT", "CUDA_HOME=/dev/null", "line 11 ", "founding-incident.log"):
         assert text in out
     assert "\x1b[" not in out  # NO_COLOR
 

@@ -3,7 +3,7 @@ like semgrep's `ruleid:` / `ok:` comments.
 
     # source: https://github.com/org/repo/issues/123 (what the lines are)
     # match nvcc_version=12.8        the next log line must be evidence of this pattern,
-    <log line>                        with these captured values (optional)
+    <log line>                        with these captured values (optional; gpu="Tesla T4")
     # ok                              the next log line must NOT be evidence (a near miss)
     <log line>
     # todo-match / # todo-ok          known gaps: reported, never failing
@@ -27,7 +27,7 @@ from analyzer.library.yamlfile import read_text
 from analyzer.models import Match
 
 _ANNOTATION = re.compile(r"# (?P<kind>match|ok|todo-match|todo-ok)\b(?P<rest>.*)$")
-_CAPTURE = re.compile(r"(?P<k>[A-Za-z_]\w*)=(?P<v>\S+)")
+_CAPTURE = re.compile(r"(?P<k>[A-Za-z_]\w*)=(?:\"(?P<q>[^\"]*)\"|(?P<v>\S+))")
 _SOURCE = re.compile(r"# source: \S+")
 
 
@@ -70,7 +70,7 @@ def parse_fixture(path: Path) -> Fixture:
             if m := _ANNOTATION.match(text):
                 if pending is not None:
                     raise PatternError("annotation is not followed by a log line", path, pending[2])
-                caps = {c["k"]: c["v"] for c in _CAPTURE.finditer(m["rest"])}
+                caps = {c["k"]: c["v"] if c["v"] is not None else c["q"] for c in _CAPTURE.finditer(m["rest"])}
                 pending = (Expect(m["kind"]), caps, n)
             continue
         kept.append(text)

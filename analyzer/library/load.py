@@ -58,7 +58,7 @@ def load_pattern(path: Path) -> Pattern:
         pattern = Pattern.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = tuple(err["loc"])
+        loc = tuple(err["loc"]) or ("description",)  # whole-model checks are about the texts
         field = ".".join(str(p) for p in loc) or "(file)"
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise PatternError(f"{field}: {err['msg']}{more}", path, line_of(lines, loc),

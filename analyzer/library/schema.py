@@ -6,6 +6,7 @@ pattern file names it, so editors can validate and complete fields as they are t
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated
 
@@ -15,6 +16,10 @@ from analyzer.models import Confidence, Severity
 
 KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=80)]
 Area = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=40)]
+
+
+PLACEHOLDER = re.compile(r"\{(?P<name>[A-Za-z_]\w*)(?:\|(?P<default>[^{}]*))?\}")
+_GROUP = re.compile(r"\(\?P?<([A-Za-z_]\w*)>")
 
 
 class Strict(BaseModel):
@@ -88,3 +93,19 @@ class Pattern(Strict):
     )
     falsepositives: list[str] = Field(default_factory=list)
     postmortems: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def placeholders_name_captures(self) -> Pattern:
+        """`{name}` in the description or a fix step must be a named group; one that only
+        some `any` expressions capture needs a default: `{name|the default}`."""
+        groups = [set(_GROUP.findall(e.regex)) for e in self.match.expressions]
+        always = set.intersection(*groups) if self.match.any else set.union(*groups)
+        for text in [self.description, *self.fix]:
+            for m in PLACEHOLDER.finditer(text):
+                name = m["name"]
+                if not any(name in g for g in groups):
+                    raise ValueError(f"{{{name}}} is not a named group of any match expression")
+                if name not in always and m["default"] is None:
+                    raise ValueError(f"{{{name}}} is captured by only some expressions: "
+                                     f"give a default, {{{name}|...}}")
+        return self
