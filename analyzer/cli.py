@@ -122,6 +122,65 @@ def patterns_test(
     return ExitCode.OK if commands.test_patterns(patterns or [], ids or []) else ExitCode.FINDINGS
 
 
+@patterns_app.command("show")
+def patterns_show(
+    pattern_id: Annotated[str, typer.Argument(help="The pattern id.")],
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal,
+    patterns: PatternsOpt = None,
+) -> int:
+    """Show a pattern: its docs, regexes, fixture examples and sources.
+
+    Example: triage patterns show cuda-home-has-no-nvcc
+    """
+    from analyzer.library import commands
+
+    commands.show_pattern(patterns or [], pattern_id, fmt)
+    return ExitCode.OK
+
+
+@patterns_app.command("lint")
+def patterns_lint(patterns: PatternsOpt = None) -> int:
+    """Check the library: schema, both regex engines, backtracking, overlaps, benign logs.
+
+    Example: triage patterns lint --patterns ~/team-patterns
+    """
+    from analyzer.library import commands
+
+    return ExitCode.OK if commands.lint_patterns(patterns or []) else ExitCode.FINDINGS
+
+
+@patterns_app.command("stats")
+def patterns_stats(
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal,
+    patterns: PatternsOpt = None,
+) -> int:
+    """Per pattern: fixture hits, real-corpus hits, top-finding count, benign hits.
+
+    Example: triage patterns stats --format json
+    """
+    from analyzer.library import commands
+
+    commands.stats_patterns(patterns or [], fmt)
+    return ExitCode.OK
+
+
+@patterns_app.command("new")
+def patterns_new(
+    pattern_id: Annotated[str, typer.Argument(help="Kebab-case id naming the failure.")],
+    source: Annotated[str, typer.Option("--from", help="FILE:LINE of a real log line.")],
+    area: Annotated[str, typer.Option("--area", help="Area folder.")] = "runtime",
+    root: Annotated[Path | None, typer.Option("--root", help="Pattern folder to write into.")] = None,
+) -> int:
+    """Draft a pattern and its fixture from a real log line (secrets redacted).
+
+    Example: triage patterns new vllm-engine-dead --from service.log:120 --area serving
+    """
+    from analyzer.library import commands
+
+    commands.new_pattern(pattern_id, area, source, root)
+    return ExitCode.OK
+
+
 @patterns_app.command("schema")
 def patterns_schema(
     out: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,

@@ -16,3 +16,8 @@ def data_dir(name: str) -> Path:
 
 def builtin_patterns() -> Path:
     return data_dir("patterns")
+
+
+def test_data_dir() -> Path:
+    """Real failure logs (corpus/) and benign logs (benign/) kept with the tests of a checkout."""
+    return _REPO / "tests" / "data"

@@ -73,8 +73,10 @@ def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPatt
 
 def _finding(group: _Group) -> Finding:
     p = group.pattern.pattern
-    first = min(group.matches, key=lambda m: (m.records[0].path, m.records[0].line))
-    captures = dict(first.captures)
+    captures: dict[str, str] = {}
+    for m in sorted(group.matches, key=lambda m: (m.records[0].path, m.records[0].line)):
+        for key, value in m.captures.items():
+            captures.setdefault(key, value)  # the first occurrence's value, gaps filled by later ones
     return Finding(
         id=p.id, title=p.title, severity=p.severity, confidence=p.confidence,
         cause=fill(p.description.strip(), captures), why=p.why.strip(),

@@ -15,9 +15,8 @@ from analyzer.readers.source import open_bytes
 from analyzer.triage import Run, load
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-CORPUS = SHARED / "corpus"
-BENIGN = SHARED / "benign" / "loghub"
+CORPUS = ROOT / "tests" / "data" / "corpus"  # copied from the workspace's shared/ (see its README)
+BENIGN = ROOT / "tests" / "data" / "benign" / "loghub"
 JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
 
 sys.path.insert(0, str(ROOT / "examples"))

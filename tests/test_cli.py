@@ -73,7 +73,7 @@ def test_stdin() -> None:
 
 def test_fail_on() -> None:
     assert triage("--fail-on", "critical", str(EXAMPLE)).returncode == 1
-    quiet = ROOT.parent / "shared" / "benign" / "loghub" / "Zookeeper_2k.log"
+    quiet = ROOT / "tests" / "data" / "benign" / "loghub" / "Zookeeper_2k.log"
     assert triage("--fail-on", "info", str(quiet)).returncode == 0
 
 

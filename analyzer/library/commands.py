@@ -92,3 +92,82 @@ def write_schema(out: Path | None) -> None:
         print(text, end="")
     else:
         out.write_text(text)
+
+
+def benign_logs() -> list[Path]:
+    """Benign logs of a checkout (tests/data/benign) and the library's own benign fixtures."""
+    from analyzer.data import test_data_dir
+
+    folders = [test_data_dir() / "benign", builtin_patterns() / "benign"]
+    return sorted(p for f in folders if f.is_dir() for p in f.rglob("*.log"))
+
+
+def corpus_logs() -> list[Path]:
+    from analyzer.data import test_data_dir
+
+    folder = test_data_dir() / "corpus"
+    return sorted(folder.glob("*.log")) if folder.is_dir() else []
+
+
+def lint_patterns(extra: Sequence[Path]) -> bool:
+    from analyzer.library.lint import lint_library
+
+    problems = lint_library([builtin_patterns(), *extra], benign_logs())
+    print_lines([str(p) for p in problems] + [f"{len(problems)} problems"])
+    return not problems
+
+
+def show_pattern(extra: Sequence[Path], pattern_id: str, fmt: Format) -> None:
+    library = _library(extra)
+    try:
+        pf = library.get(pattern_id)
+    except KeyError:
+        raise PatternError(f"unknown pattern id: {pattern_id}") from None
+    p = pf.pattern
+    if fmt is Format.json:
+        print(p.model_dump_json(indent=2))
+        return
+    lines = [f"{p.title}", f"id {p.id} · {p.area} · {p.severity.value} · confidence {p.confidence.value} "
+             f"· {p.status.value}", f"file {pf.path}", "", p.description.strip(), "", "Why: " + p.why.strip(), "",
+             "Match (" + ("any" if p.match.any else "all") + f", scope {p.match.scope.value}):"]
+    lines += [f"  {e.regex}" + (f"   [trigger: {e.trigger}]" if e.trigger else "") for e in p.match.expressions]
+    lines += ["", "Fix:"] + [f"  {i}. {s}" for i, s in enumerate(p.fix, 1)]
+    lines += (["", "Avoid:"] + [f"  - {a}" for a in p.avoid]) if p.avoid else []
+    if pf.fixture.exists():
+        fixture = parse_fixture(pf.fixture)
+        lines += ["", f"Fixture examples ({pf.fixture.name}):"]
+        lines += [f"  {a.expect.value:<10} {a.text[:150]}" for a in fixture.annotations[:8]]
+    lines += ["", "Source: " + p.source] + [f"Reference: {r}" for r in p.references]
+    print_lines(lines)
+
+
+def stats_patterns(extra: Sequence[Path], fmt: Format) -> None:
+    from analyzer.library.stats import pattern_stats
+
+    library = _library(extra)
+    rows = pattern_stats(library, compile_library(library), corpus_logs(), benign_logs())
+    if fmt is Format.json:
+        from dataclasses import asdict
+
+        print(json.dumps([asdict(r) for r in rows], indent=2))
+        return
+    out = [f"{'pattern':<48} {'fixture':>8} {'corpus':>7} {'top':>4} {'benign':>7}"]
+    out += [f"{r.id:<48} {r.fixture_matched:>4}/{r.fixture_lines:<3} {r.corpus_logs:>7} {r.corpus_top:>4} "
+            f"{r.benign_hits:>7}" for r in rows]
+    out.append(f"{len(rows)} patterns; fired on {sum(r.corpus_logs > 0 for r in rows)} corpus-covering patterns; "
+               f"{sum(r.benign_hits for r in rows)} benign hits")
+    print_lines(out)
+
+
+def new_pattern(pattern_id: str, area: str, source: str, root: Path | None) -> list[str]:
+    from analyzer.library.draft import draft_pattern, write_draft
+
+    draft = draft_pattern(pattern_id, area, source, root or builtin_patterns())
+    write_draft(draft)
+    steps = [f"wrote {draft.yaml_path}", f"wrote {draft.log_path}", "next:",
+             "  1. replace every TODO in the pattern; name the upstream source and references",
+             "  2. replace the `# ok` placeholder with a real near miss; add more real `# match` lines",
+             f"  3. triage patterns test {pattern_id} && triage patterns lint",
+             "  4. add a CHANGELOG line and open a pull request"]
+    print_lines(steps)
+    return steps

@@ -93,6 +93,10 @@ class Pattern(Strict):
     )
     falsepositives: list[str] = Field(default_factory=list)
     postmortems: list[str] = Field(default_factory=list)
+    overlaps: list[KebabId] = Field(
+        default_factory=list,
+        description="ids of patterns of the same area meant to fire on the same lines (a symptom and its cause)",
+    )
 
     @model_validator(mode="after")
     def placeholders_name_captures(self) -> Pattern:

@@ -19,6 +19,7 @@ MAX_BYTES = 256 * 1024
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Location = tuple[str | int, ...]
+_YAML_HELP = "quote strings that contain ': ' or start with a backquote, [, { or *; plain data only, no tags"
 
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
@@ -42,9 +43,9 @@ def load_yaml(text: str, path: Path, first_line: int = 1) -> tuple[Any, dict[Loc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = (mark.line + first_line) if mark is not None else None
-        raise PatternError(f"invalid YAML: {exc.problem}", path, line) from exc
+        raise PatternError(f"invalid YAML: {exc.problem}", path, line, help=_YAML_HELP) from exc
     except yaml.YAMLError as exc:
-        raise PatternError(f"invalid YAML: {exc}", path) from exc
+        raise PatternError(f"invalid YAML: {exc}", path, help=_YAML_HELP) from exc
     finally:
         loader.dispose()
     lines: dict[Location, int] = {}
