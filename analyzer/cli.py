@@ -29,8 +29,10 @@ app = typer.Typer(
 )
 patterns_app = typer.Typer(no_args_is_help=True, help="Browse and test the pattern library.")
 app.add_typer(patterns_app, name="patterns")
+kb_app = typer.Typer(no_args_is_help=True, help="The knowledge base of postmortems.")
+app.add_typer(kb_app, name="kb")
 
-SUBCOMMANDS = {"analyze", "patterns"}
+SUBCOMMANDS = {"analyze", "patterns", "kb"}
 
 
 def _version(value: bool) -> None:
@@ -192,6 +194,41 @@ def patterns_schema(
     from analyzer.library import commands
 
     commands.write_schema(out)
+    return ExitCode.OK
+
+
+@kb_app.command("lint")
+def kb_lint(patterns: PatternsOpt = None) -> int:
+    """Check every postmortem: schema, sections, pattern links, log excerpts that trigger them.
+
+    Example: triage kb lint
+    """
+    from analyzer.kb import commands
+
+    return ExitCode.OK if commands.lint(patterns or []) else ExitCode.FINDINGS
+
+
+@kb_app.command("list")
+def kb_list(fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal) -> int:
+    """List the postmortems, newest first.
+
+    Example: triage kb list --format json
+    """
+    from analyzer.kb import commands
+
+    commands.list_postmortems(fmt)
+    return ExitCode.OK
+
+
+@kb_app.command("show")
+def kb_show(postmortem_id: Annotated[str, typer.Argument(help="The postmortem id.")]) -> int:
+    """Print a postmortem.
+
+    Example: triage kb show 2026-05-03-flashinfer-sm120-rejected-after-oom-restart
+    """
+    from analyzer.kb import commands
+
+    commands.show_postmortem(postmortem_id)
     return ExitCode.OK
 
 

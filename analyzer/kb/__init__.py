@@ -1,0 +1,1 @@
+"""The knowledge base: postmortems (kb/*.md), their index, search and suggestions."""
