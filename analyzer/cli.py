@@ -65,6 +65,7 @@ def analyze(
         "--input-format", help="Input form; 'auto' sniffs it.")] = InputForm.auto,
     journal_dir: Annotated[list[str] | None, typer.Option(
         "--journal-dir", help="A journal folder, read with journalctl --directory; repeatable.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show why each finding is ranked where it is.")] = False,
     engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
 ) -> int:
     """Analyse logs and report the most likely root causes, ranked.
@@ -79,7 +80,7 @@ def analyze(
         raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
     library = load(patterns or [], _engine(engine))
     report = run_analysis(files or [], library, input_format, journal_dir or [])
-    render.render(report, fmt)
+    render.render(report, fmt, explain=explain)
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
         return ExitCode.FINDINGS
     return ExitCode.OK

@@ -1,9 +1,6 @@
-"""Matches → findings: identical findings collapse with a count, then they are ranked,
-most likely root cause first.
-
-The rank key, in order: severity; confidence; then the earlier first occurrence, because
-in a cascade the cause is logged before its symptoms (the diagnosis engine refines this).
-"""
+"""Matches → findings: identical findings (the same pattern on every rank, worker and
+restart) collapse into one with a count, its first occurrences as evidence, and the
+captured values. Ranking and explanation happen in analyzer.diagnose."""
 
 from __future__ import annotations
 
@@ -62,13 +59,12 @@ def _matched_line(m: Match, message: str) -> str:
     return lines[-1][:500]
 
 
-def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPattern]) -> list[Finding]:
+def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPattern]) -> dict[str, Finding]:
+    """One finding per pattern, in order of first occurrence (unranked)."""
     groups: dict[str, _Group] = {}
     for m in matches:
         groups.setdefault(m.pattern_id, _Group(patterns[m.pattern_id])).matches.append(m)
-    findings = [_finding(g) for g in groups.values()]
-    findings.sort(key=_rank_key)
-    return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(findings)]
+    return {pid: _finding(g) for pid, g in groups.items()}
 
 
 def _finding(group: _Group) -> Finding:
@@ -84,9 +80,5 @@ def _finding(group: _Group) -> Finding:
         evidence=_evidence(group.matches), count=len(group.matches),
         first_line=min(r.line for m in group.matches for r in m.records),
         last_line=max(r.line for m in group.matches for r in m.records),
-        captures=captures,
+        captures=captures, processes=len({r.process for m in group.matches for r in m.records}),
     )
-
-
-def _rank_key(f: Finding) -> tuple[int, int, int]:
-    return (-f.severity.rank, -f.confidence.rank, f.first_line)

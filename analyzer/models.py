@@ -150,6 +150,35 @@ class InputSummary(Model):
     bytes: int = 0
 
 
+class Fact(Model):
+    """An environment fact read from the log, with the line that shows it."""
+
+    name: str
+    label: str
+    value: str
+    evidence: Evidence
+    derived: bool = False  # inferred (e.g. compute capability from the GPU name), not printed
+
+
+class Symptom(Model):
+    """A finding folded under a higher one that explains it."""
+
+    id: str
+    title: str
+    count: int
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class TimelineEntry(Model):
+    time: str | None
+    path: str
+    line: int
+    host: str | None = None
+    unit: str | None = None
+    kind: str  # start, ready, exit, restart, upgrade, or a finding id
+    text: str
+
+
 class Finding(Model):
     rank: int = 0
     id: str
@@ -168,6 +197,12 @@ class Finding(Model):
     last_line: int = 0
     captures: dict[str, str] = Field(default_factory=dict)
     related: list[str] = Field(default_factory=list)
+    score: float = 0.0
+    reasons: list[str] = Field(default_factory=list)
+    members: list[str] = Field(default_factory=list)  # a chain's findings, root cause first
+    symptoms: list[Symptom] = Field(default_factory=list)  # folded findings this one explains
+    processes: int = 1  # distinct processes (ranks, workers, pids) where it occurred
+    runs: int = 1  # distinct runs of the service (between restarts) where it occurred
 
 
 class Report(Model):
@@ -175,4 +210,6 @@ class Report(Model):
     tool: str = "triage"
     inputs: list[InputSummary]
     findings: list[Finding]
+    facts: dict[str, Fact] = Field(default_factory=dict)
+    timeline: list[TimelineEntry] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)

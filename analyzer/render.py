@@ -63,10 +63,10 @@ def render(report: Report, fmt: Format, out: TextIO | None = None, explain: bool
     elif fmt is Format.markdown:
         stream.write(to_markdown(report))
     else:
-        _terminal(report, console(stream))
+        _terminal(report, console(stream), explain)
 
 
-def _terminal(report: Report, con: Console) -> None:
+def _terminal(report: Report, con: Console, explain: bool = False) -> None:
     total = sum(i.lines for i in report.inputs)
     names = ", ".join(f"{i.path} ({i.format})" for i in report.inputs)
     con.print(Text(f"triage: {total} lines read from {names}", style="muted"))
@@ -74,29 +74,67 @@ def _terminal(report: Report, con: Console) -> None:
         con.print("No known failure found.", style="title")
     single = len(report.inputs) == 1
     for f in report.findings:
-        con.print(_panel(f, single))
+        con.print(_panel(f, single, explain))
+    if report.facts:
+        con.print(_facts(report))
+    if report.timeline:
+        con.print(_timeline(report, single))
     for w in report.warnings:
         con.print(Text(f"warning: {w}", style="sev.medium"))
 
 
-def _panel(f: Finding, single_input: bool) -> Panel:
+def _facts(report: Report) -> Table:
+    grid = Table(title="Facts from the log", title_justify="left", title_style="title", box=None, padding=(0, 1))
+    grid.add_column("fact", style="muted", no_wrap=True)
+    grid.add_column("value", style="evidence")
+    grid.add_column("evidence", style="location")
+    for fact in report.facts.values():
+        where = f"line {fact.evidence.line}" + (" (from the GPU name)" if fact.derived else "")
+        grid.add_row(fact.label, fact.value, where)
+    return grid
+
+
+def _timeline(report: Report, single: bool) -> Table:
+    grid = Table(title="Timeline", title_justify="left", title_style="title", box=None, padding=(0, 1))
+    grid.add_column("time", style="muted", no_wrap=True)
+    grid.add_column("where", style="location", no_wrap=True)
+    grid.add_column("what", no_wrap=True)
+    grid.add_column("line", style="evidence")
+    for e in report.timeline:
+        where = f"line {e.line}" if single else f"{e.path}:{e.line}"
+        grid.add_row(e.time or "", where, e.kind, f"{e.unit + ': ' if e.unit and e.unit not in e.text else ''}"
+                     f"{e.text[:100]}")
+    return grid
+
+
+def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     parts: list[Text | Table] = [Text(f.title, style="title"), Text(f.cause)]
     ev = Table.grid(padding=(0, 1))
     ev.add_column(style="location", no_wrap=True)
     ev.add_column(style="evidence")
     for e in f.evidence:  # one input: its name is in the header, the line number is enough
         ev.add_row(f"line {e.line}" if single_input else f"{e.path}:{e.line}", e.text)
-    parts += [Text("\nEvidence", style="title"), ev]
+    parts += [Text("\nEvidence, in order" if f.kind == "chain" else "\nEvidence", style="title"), ev]
     if f.count > 1:
-        parts.append(Text(f"seen {f.count} times, lines {f.first_line}-{f.last_line}", style="muted"))
+        spread = "".join([f" across {f.processes} processes" if f.processes > 1 else "",
+                          f" in {f.runs} runs (restarts)" if f.runs > 1 else ""])
+        parts.append(Text(f"seen {f.count} times{spread}, lines {f.first_line}-{f.last_line}", style="muted"))
+    if f.symptoms:
+        parts += [Text("\nExplains (folded under this finding)", style="title"),
+                  _items(["·"] * len(f.symptoms), [f"{s.title} [{s.id}]" + (f", {s.count}x" if s.count > 1 else "")
+                                                   for s in f.symptoms], "muted")]
     parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
     if f.avoid:
         parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
     if f.references:
         parts.append(Text("\nReferences: " + "  ".join(f.references), style="muted"))
+    if explain and f.reasons:
+        parts += [Text(f"\nWhy ranked #{f.rank} (score {f.score:g})", style="title"),
+                  _items(["-"] * len(f.reasons), f.reasons, "muted")]
     sev = f.severity.value
+    kind = "" if f.kind == "pattern" else f"{f.kind} · "
     title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), (f" #{f.rank} ", "title"),
-                          (f"{f.id} · confidence {f.confidence.value} ", "muted"))
+                          (f"{kind}{f.id} · confidence {f.confidence.value} ", "muted"))
     return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
 
 
@@ -130,8 +168,18 @@ def to_markdown(report: Report) -> str:
         lines += [f"{n}. {step}" for n, step in enumerate(f.fix, 1)]
         if f.avoid:
             lines += ["", "**Do not**", ""] + [f"- {_md_escape(a)}" for a in f.avoid]
+        if f.symptoms:
+            lines += ["", "**Explains:** " + ", ".join(f"{s.title} (`{s.id}`)" for s in f.symptoms)]
         if f.references:
             lines += ["", "**References:** " + ", ".join(f.references)]
+        lines.append("")
+    if report.facts:
+        lines += ["## Facts from the log", "", "| fact | value | line |", "|---|---|---|"]
+        lines += [f"| {x.label} | {_md_escape(x.value)} | {x.evidence.line} |" for x in report.facts.values()]
+        lines.append("")
+    if report.timeline:
+        lines += ["## Timeline", "", "| time | line | what | text |", "|---|---|---|---|"]
+        lines += [f"| {e.time or ''} | {e.line} | {e.kind} | {_md_escape(e.text[:100])} |" for e in report.timeline]
         lines.append("")
     for w in report.warnings:
         lines.append(f"> warning: {w}")

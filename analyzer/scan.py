@@ -80,7 +80,7 @@ class HyperscanEngine:
 
     def _flags(self, t: Trigger) -> int:
         hs = self._hs
-        flags = 0
+        flags = hs.HS_FLAG_MULTILINE  # `$` (and `^`) at line ends, as in phase 2
         if t.ignorecase:
             flags |= hs.HS_FLAG_CASELESS
         if not t.expr.isascii():
@@ -105,7 +105,7 @@ class PythonEngine:
 
     def __init__(self, triggers: Sequence[Trigger], form: InputForm) -> None:
         self._compiled = [
-            regex.compile(for_form(t.expr, form).encode(), regex.IGNORECASE if t.ignorecase else 0)
+            regex.compile(for_form(t.expr, form).encode(), regex.MULTILINE | (regex.IGNORECASE if t.ignorecase else 0))
             for t in triggers
         ]
 

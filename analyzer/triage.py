@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.data import builtin_patterns
+from analyzer.diagnose import diagnose
 from analyzer.events import build_events
-from analyzer.findings import build_findings
+from analyzer.facts import extract_facts
 from analyzer.library.compile import CompiledLibrary, compile_library
 from analyzer.library.load import load_library
+from analyzer.library.rules import load_rulebook
 from analyzer.match import match_events
-from analyzer.models import InputForm, InputSummary, Match, Report
+from analyzer.models import Fact, InputForm, InputSummary, Match, Report
 from analyzer.readers import parse_lines
 from analyzer.readers.source import Source, open_journal, open_source
 from analyzer.regions import RegionBuilder
@@ -22,13 +24,15 @@ from analyzer.scan import EngineFactory
 def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None = None,
          builtin: bool = True) -> CompiledLibrary:
     roots = ([builtin_patterns()] if builtin else []) + list(extra_dirs)
-    return compile_library(load_library(roots), engine_factory)
+    rulebook = load_rulebook(builtin_patterns()) if builtin else None
+    return compile_library(load_library(roots), engine_factory, rulebook)
 
 
 @dataclass
 class Run:
     library: CompiledLibrary
     matches: list[Match] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
     inputs: list[InputSummary] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -38,12 +42,15 @@ class Run:
             records = parse_lines(region.lines, source.form, region.first_line, source.name)
             events = build_events(records)
             self.matches.extend(match_events(events, region.hits, self.library.patterns, self.warnings))
+            book = self.library.rulebook
+            self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
                                         bytes=source.bytes_read))
 
     def report(self) -> Report:
-        findings = build_findings(self.matches, self.library.patterns)
-        return Report(inputs=self.inputs, findings=findings, warnings=self.warnings)
+        d = diagnose(self.matches, self.facts, self.library)
+        return Report(inputs=self.inputs, findings=d.findings, facts=d.facts, timeline=d.timeline,
+                      warnings=self.warnings)
 
 
 def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,

@@ -5,7 +5,8 @@ Blackwell GPUs (SM 12.0) was killed by the host OOM killer; systemd restarted it
 restart rebuilt FlashInfer's JIT kernels with the system nvcc 12.8, which cannot target
 SM 12.x, so FlashInfer rejected the GPUs. The workaround CUDA_HOME=/dev/null then broke
 every JIT build. The log lines follow the formats these programs print; the host, pids,
-times and paths are invented for the reconstruction.
+times and paths are invented for the reconstruction, and the unit is given an
+ExecStartPre that logs `nvcc --version` and `torch.utils.collect_env` lines.
 
     python examples/founding_incident.py > incident.export
     /lib/systemd/systemd-journal-remote -o incident.journal incident.export
@@ -46,6 +47,12 @@ def _svc(pid: int, msg: str, prio: int = 6) -> dict[str, str]:
             "_TRANSPORT": "stdout", "PRIORITY": str(prio), "MESSAGE": msg}
 
 
+def _env(msg: str) -> dict[str, str]:
+    """ExecStartPre=/opt/sglang/env-report.sh: nvcc --version and torch.utils.collect_env lines."""
+    return {"SYSLOG_IDENTIFIER": "env-report", "_PID": "51001", "_SYSTEMD_UNIT": UNIT, "_TRANSPORT": "stdout",
+            "PRIORITY": "6", "MESSAGE": msg}
+
+
 def _traceback(pid: int, frames: list[tuple[str, int, str, str]], last: str, head: str) -> list[dict[str, str]]:
     lines = [head + "Traceback (most recent call last):"]
     for file, line, func, code in frames:
@@ -68,6 +75,13 @@ def entries() -> Iterator[tuple[int, dict[str, str]]]:
     yield 1, _systemd(f"{UNIT}: Consumed 2h 41min 7.214s CPU time.")
     yield 21, _systemd(f"{UNIT}: Scheduled restart job, restart counter is at 1.")
     yield 21, _systemd(f"Started {UNIT} - SGLang Kimi K2.6 (TP8).")
+    yield 22, _env("Cuda compilation tools, release 12.8, V12.8.93")
+    yield 22, _env("PyTorch version: 2.9.1+cu130")
+    yield 22, _env("CUDA used to build PyTorch: 13.0")
+    yield 22, _env("GPU 0: NVIDIA RTX PRO 6000 Blackwell Server Edition")
+    yield 22, _env("Nvidia driver version: 595.71.05")
+    yield 22, _env("[pip3] flashinfer-python==0.5.2")
+    yield 22, _env("[pip3] sglang==0.5.5")
     yield 26, _svc(51002, "[2026-05-03 09:58:36] server_args=ServerArgs(model_path='/models/Kimi-K2.6', "
                           "tp_size=8, trust_remote_code=True, sampling_backend='flashinfer', port=30000)")
     yield 29, _svc(51002, "Failed to get device capability: SM 12.x requires CUDA >= 12.9.", 4)

@@ -27,6 +27,16 @@ def library() -> CompiledLibrary:
     return load()
 
 
+GATE = "flashinfer-sm12x-needs-cuda-12-9"
+CHAIN = "oom-restart-surfaces-toolchain-mismatch"
+
+
+def root_id(finding) -> str:  # type: ignore[no-untyped-def]
+    """A chain finding's root cause, or the finding's own pattern (works on dicts from JSON too)."""
+    get = finding.get if isinstance(finding, dict) else lambda k: getattr(finding, k)
+    return str(get("members")[0]) if get("kind") == "chain" else str(get("id"))
+
+
 def analyze_bytes(data: bytes, library: CompiledLibrary, name: str = "test.log") -> Report:
     run = Run(library)
     run.read(open_bytes(name, data))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import CHAIN, GATE, ROOT, root_id
 
 EXAMPLE = ROOT / "examples" / "founding-incident.log"
 
@@ -28,31 +28,39 @@ def test_json_contract() -> None:
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["version"] == 1
-    assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 46,
+    assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 53,
                               "bytes": EXAMPLE.stat().st_size}]
     required = {"rank", "id", "kind", "title", "severity", "confidence", "cause", "fix", "avoid", "evidence",
                 "count", "captures", "related"}
     for i, f in enumerate(doc["findings"], 1):
         assert required <= f.keys()
-        assert f["rank"] == i and f["kind"] == "pattern"
+        assert f["rank"] == i and f["kind"] in {"pattern", "rule", "chain", "suggestion"}
+        assert isinstance(f["reasons"], list) and f["reasons"] and isinstance(f["score"], float)
         assert f["severity"] in {"info", "low", "medium", "high", "critical"}
         assert f["confidence"] in {"low", "medium", "high"}
         assert all(set(e) == {"path", "line", "text"} for e in f["evidence"])
         assert isinstance(f["fix"], list) and f["fix"] and isinstance(f["avoid"], list)
     top = doc["findings"][0]
-    assert top["id"] == "flashinfer-sm12x-needs-cuda-12-9"
-    assert top["evidence"][0] == {"path": str(EXAMPLE), "line": 11,
+    assert (top["id"], top["kind"], root_id(top)) == (CHAIN, "chain", GATE)
+    assert top["evidence"][2] == {"path": str(EXAMPLE), "line": 18,
                                   "text": "Failed to get device capability: SM 12.x requires CUDA >= 12.9."}
     assert any("CUDA_HOME=/dev/null" in a for a in top["avoid"])
-    assert "host-oom-killed-service" in [f["id"] for f in doc["findings"]]
+    assert "host-oom-killed-service" in top["members"]
+    assert {s["id"] for s in top["symptoms"]} >= {GATE, "host-oom-killed-service"}
+    assert doc["facts"]["nvcc_version"] == {"name": "nvcc_version", "label": "nvcc (CUDA toolkit compiler)",
+                                            "value": "12.8", "derived": False,
+                                            "evidence": {"path": str(EXAMPLE), "line": 10,
+                                                         "text": "Cuda compilation tools, release 12.8, V12.8.93"}}
+    assert [t["kind"] for t in doc["timeline"]][:4] == ["host-oom-killed-service", "exit", "restart", "start"]
 
 
 def test_terminal_output_shows_cause_evidence_fix_and_avoid() -> None:
     res = triage(str(EXAMPLE))
     out = res.stdout.decode()
     assert res.returncode == 0
-    assert out.index("flashinfer-sm12x-needs-cuda-12-9") < out.index("host-oom-killed-service")
-    for text in ("Evidence", "Fix", "Do NOT", "CUDA_HOME=/dev/null", "line 11 ", "founding-incident.log"):
+    assert out.index("flashinfer-sm12x-needs-cuda-12-9") < out.index("cuda-home-has-no-nvcc")
+    for text in ("Evidence", "Fix", "Do NOT", "CUDA_HOME=/dev/null", "line 18 ", "founding-incident.log",
+                 "Facts from the log", "Timeline", "Anti-fix"):
         assert text in out
     assert "\x1b[" not in out  # NO_COLOR
 
@@ -68,7 +76,7 @@ def test_stdin() -> None:
     res = triage("--format", "json", "-", stdin=EXAMPLE.read_bytes())
     doc = json.loads(res.stdout)
     assert doc["inputs"][0]["path"] == "-"
-    assert doc["findings"][0]["id"] == "flashinfer-sm12x-needs-cuda-12-9"
+    assert root_id(doc["findings"][0]) == GATE
 
 
 def test_fail_on() -> None:

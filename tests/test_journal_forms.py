@@ -13,9 +13,9 @@ from analyzer.models import InputForm
 from analyzer.readers.detect import detect
 from analyzer.readers.source import open_source
 from analyzer.triage import Run, analyze
-from tests.conftest import ROOT, analyze_bytes, render
+from tests.conftest import CHAIN, GATE, ROOT, analyze_bytes, render, root_id
 
-FOUNDING = ["flashinfer-sm12x-needs-cuda-12-9", "cuda-home-has-no-nvcc", "host-oom-killed-service"]
+FOUNDING = [CHAIN, "cuda-home-has-no-nvcc"]  # the chain (root: the FlashInfer gate), then the anti-fix
 
 MODES = {
     "short": InputForm.journal_short,
@@ -41,11 +41,15 @@ def test_every_mode_is_detected_and_gives_the_founding_findings(
     data = render(journal_file, mode)
     assert detect(data[:65536]) is MODES[mode]
     report = analyze_bytes(data, library, f"incident.{mode}")
-    assert _ids(report)[:3] == FOUNDING
-    gate = report.findings[0]
+    assert _ids(report)[:2] == FOUNDING
+    chain = report.findings[0]
+    assert root_id(chain) == GATE and "host-oom-killed-service" in chain.members
+    gate = next(s for s in chain.symptoms if s.id == GATE)
     assert gate.count == 3  # two probe warnings and the RuntimeError at the end of the traceback
     nvcc = report.findings[1]
     assert nvcc.captures["nvcc_path"] == "/dev/null/bin/nvcc"
+    assert nvcc.cause.startswith("Anti-fix")
+    assert report.facts["nvcc_version"].value == "12.8" and report.facts["gpu_sm"].value == "12.0"
 
 
 @pytest.mark.parametrize("mode", [m for m in MODES if m not in ("json", "export", "verbose")])
@@ -81,7 +85,7 @@ def test_multi_line_messages_are_one_record(journal_file: Path) -> None:
 def test_binary_journal_file_and_directory(journal_file: Path, library: CompiledLibrary) -> None:
     report = analyze([str(journal_file)], library)
     assert report.inputs[0].format == "journal-json"
-    assert _ids(report)[:3] == FOUNDING
+    assert _ids(report)[:2] == FOUNDING
     report = analyze([], library, journal_dirs=[str(journal_file.parent)])
     assert FOUNDING[0] in _ids(report)
 

@@ -48,7 +48,8 @@ def fixture_results(library: Library, ids: Sequence[str]) -> dict[str, list[Outc
 
 def orphan_fixtures(library: Library, roots: Sequence[Path]) -> list[Path]:
     known = {pf.fixture for pf in library.files}
-    return sorted(p for root in roots for p in root.rglob("*.log") if p not in known)
+    return sorted(p for root in roots for p in root.rglob("*.log")
+                  if p not in known and not any(part.startswith("_") for part in p.relative_to(root).parts))
 
 
 def test_patterns(extra: Sequence[Path], ids: Sequence[str]) -> bool:
@@ -98,7 +99,7 @@ def benign_logs() -> list[Path]:
     """Benign logs of a checkout (tests/data/benign) and the library's own benign fixtures."""
     from analyzer.data import test_data_dir
 
-    folders = [test_data_dir() / "benign", builtin_patterns() / "benign"]
+    folders = [test_data_dir() / "benign", builtin_patterns() / "_benign"]
     return sorted(p for f in folders if f.is_dir() for p in f.rglob("*.log"))
 
 

@@ -9,7 +9,8 @@ import regex
 
 from analyzer.errors import PatternError
 from analyzer.library.load import Library, PatternFile
-from analyzer.library.schema import Expression, Pattern
+from analyzer.library.rules import RuleBook
+from analyzer.library.schema import Expression, Pattern, Role
 from analyzer.models import InputForm
 from analyzer.scan import STRUCTURAL, Engine, EngineFactory, Trigger, default_engine, hyperscan_source
 
@@ -52,7 +53,12 @@ class CompiledLibrary:
     patterns: dict[str, CompiledPattern]
     triggers: tuple[Trigger, ...]
     engine_factory: EngineFactory = field(default_factory=default_engine)
+    rulebook: RuleBook = field(default_factory=RuleBook.empty)
+    fact_regexes: dict[str, list[regex.Pattern[str]]] = field(default_factory=dict)
     _engines: dict[InputForm, Engine] = field(default_factory=dict)
+
+    def is_signal(self, pattern_id: str) -> bool:
+        return self.patterns[pattern_id].pattern.role is Role.signal
 
     def engine(self, form: InputForm) -> Engine:
         if form not in self._engines:
@@ -60,9 +66,15 @@ class CompiledLibrary:
         return self._engines[form]
 
 
-def compile_library(library: Library, engine_factory: EngineFactory | None = None) -> CompiledLibrary:
+def compile_library(library: Library, engine_factory: EngineFactory | None = None,
+                    rulebook: RuleBook | None = None) -> CompiledLibrary:
+    from analyzer.facts import FACT_KEY, compile_facts
+
+    rulebook = rulebook or RuleBook.empty()
     patterns: dict[str, CompiledPattern] = {}
     triggers: list[Trigger] = list(STRUCTURAL)
+    for name, fact in rulebook.facts.items():
+        triggers.extend(Trigger(FACT_KEY + name, hyperscan_source(r)) for r in fact.regexes)
     errors: list[PatternError] = []
     for pf in library.files:
         try:
@@ -77,4 +89,5 @@ def compile_library(library: Library, engine_factory: EngineFactory | None = Non
         from analyzer.errors import PatternErrors
 
         raise PatternErrors(errors)
-    return CompiledLibrary(patterns, tuple(triggers), engine_factory or default_engine())
+    return CompiledLibrary(patterns, tuple(triggers), engine_factory or default_engine(), rulebook,
+                           compile_facts(rulebook.facts))

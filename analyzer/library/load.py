@@ -45,7 +45,9 @@ def pattern_paths(roots: Iterable[Path]) -> list[Path]:
     for root in roots:
         if not root.is_dir():
             raise PatternError("pattern folder does not exist", root)
-        paths.extend(sorted(p for p in root.rglob("*.yaml") if "_build" not in p.parts))
+        paths.extend(sorted(p for p in root.rglob("*.yaml")
+                            if not any(part.startswith("_") for part in p.relative_to(root).parts)
+                            and p.name != "known-false-positives.yaml"))
     return paths
 
 

@@ -32,6 +32,15 @@ class Status(StrEnum):
     deprecated = "deprecated"
 
 
+class Role(StrEnum):
+    failure = "failure"  # reported as a finding
+    signal = "signal"  # a lifecycle line (start, restart, exit, ready, upgrade): feeds chains and timelines
+
+
+FACT_CONDITION = r"^[a-z_]+ (?:<|<=|>|>=|==|!=) [\w.+-]+$"
+Condition = Annotated[str, StringConstraints(pattern=FACT_CONDITION)]
+
+
 class Scope(StrEnum):
     line = "line"  # each record's message on its own
     event = "event"  # the text of a rebuilt event (a whole traceback, an NVRM block)
@@ -73,6 +82,7 @@ class Pattern(Strict):
     title: Annotated[str, StringConstraints(min_length=8, max_length=120)]
     id: KebabId
     status: Status = Status.experimental
+    role: Role = Role.failure
     severity: Severity
     confidence: Confidence = Confidence.medium
     area: Area
@@ -93,6 +103,14 @@ class Pattern(Strict):
     )
     falsepositives: list[str] = Field(default_factory=list)
     postmortems: list[str] = Field(default_factory=list)
+    supports: list[Condition] = Field(
+        default_factory=list,
+        description="facts that confirm this cause, e.g. 'gpu_sm >= 12.0', 'nvcc_version < 12.9'",
+    )
+    contradicts: list[Condition] = Field(
+        default_factory=list,
+        description="facts that argue against it, e.g. 'nvcc_version >= 12.9': confidence drops one level",
+    )
     overlaps: list[KebabId] = Field(
         default_factory=list,
         description="ids of patterns of the same area meant to fire on the same lines (a symptom and its cause)",

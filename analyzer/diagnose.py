@@ -1,0 +1,283 @@
+"""Matches + facts → ranked findings with reasons: version-gated rules, causal chains,
+folding of symptoms under their cause, runs across restarts, and the timeline.
+
+Score = 10 x severity + 4 x confidence (after facts support or contradict it)
+        + 6 for the root of a causal chain + 2 per supporting fact - 3 per contradiction
+        - 2 when it last occurred long (over a day) before the last failure.
+Ties go to the earlier first occurrence: in a cascade the cause is logged first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from analyzer.clock import to_seconds
+from analyzer.facts import derive, newest
+from analyzer.findings import build_findings, fill
+from analyzer.library.compile import CompiledLibrary
+from analyzer.library.rules import Chain, Rule, Step, Table, holds, resolve
+from analyzer.models import Confidence, Evidence, Fact, Finding, Match, Symptom, TimelineEntry
+
+CHAIN_BONUS = 6
+STALE_S = 86400
+_LOWER = {Confidence.high: Confidence.medium, Confidence.medium: Confidence.low, Confidence.low: Confidence.low}
+_TIMELINE_KINDS = {"systemd-service-started": "start", "systemd-restart-scheduled": "restart",
+                   "systemd-main-process-exited": "exit", "server-ready": "ready",
+                   "nvidia-driver-package-upgraded": "upgrade"}
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    pattern_id: str
+    path: str
+    line: int
+    seconds: float | None
+    host: str | None
+    unit: str | None
+    text: str
+
+
+def occurrences(matches: Sequence[Match]) -> list[Occurrence]:
+    out = []
+    for m in matches:
+        r = m.records[0]
+        out.append(Occurrence(m.pattern_id, r.path, r.line, to_seconds(r.time), r.host,
+                              m.captures.get("unit") or r.unit, r.message.split("\n")[0]))
+    return sorted(out, key=lambda o: (o.path, o.line))
+
+
+@dataclass
+class Diagnosis:
+    findings: list[Finding]
+    facts: dict[str, Fact]
+    timeline: list[TimelineEntry]
+
+
+def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: CompiledLibrary) -> Diagnosis:
+    book = library.rulebook
+    facts = newest(fact_sightings)
+    derive(facts, book.tables)
+    values = {name: f.value for name, f in facts.items()}
+    failures = [m for m in matches if not library.is_signal(m.pattern_id)]
+    occ = occurrences(matches)
+    found = build_findings(failures, library.patterns)
+    reasons: dict[str, list[str]] = {pid: [] for pid in found}
+    bonus: dict[str, float] = dict.fromkeys(found, 0.0)
+    for pid, finding in list(found.items()):
+        found[pid] = _weigh_facts(finding, library, values, book.tables, reasons[pid], bonus)
+    for rule in book.rules:
+        _apply_rule(rule, found, facts, values, book.tables, reasons, bonus)
+    chains = [c for chain in book.chains if (c := _chain(chain, occ, found, library, reasons, bonus))]
+    ranked = _rank(found, reasons, bonus, occ)
+    scores = {f.id: f.score for f in ranked}
+    why = {f.id: f.reasons for f in ranked}
+    chains = [c.model_copy(update={"score": scores[c.members[0]] + 1,
+                                   "reasons": [*c.reasons, *why[c.members[0]],
+                                               "ranked just above its root cause (+1)"]})
+              for c in chains]
+    ranked = _fold(sorted(chains + ranked, key=lambda f: (-f.score, f.first_line)), library)
+    ranked = _flag_anti_fixes([f.model_copy(update={"rank": i + 1, "runs": _runs(f, occ)})
+                               for i, f in enumerate(ranked)])
+    return Diagnosis(ranked, facts, _timeline(occ, ranked))
+
+
+def _flag_anti_fixes(findings: list[Finding]) -> list[Finding]:
+    """A finding whose captured values appear in what a higher finding says to avoid is the
+    tempting workaround at work (CUDA_HOME=/dev/null after the FlashInfer gate)."""
+    out: list[Finding] = []
+    for f in findings:
+        values = [v for v in f.captures.values() if len(v) >= 5]
+        warned = next((g for g in out if any(v in a for v in values for a in g.avoid)), None)
+        if warned is not None:
+            f = f.model_copy(update={
+                "cause": f"Anti-fix: this is what finding #{warned.rank} warns against. {f.cause}",
+                "reasons": [*f.reasons,
+                            f"its captured values appear in what #{warned.rank} ({warned.id}) says to avoid"]})
+        out.append(f)
+    return out
+
+
+def _weigh_facts(f: Finding, library: CompiledLibrary, values: Mapping[str, str], tables: Mapping[str, Table],
+                 why: list[str], bonus: dict[str, float]) -> Finding:
+    pattern = library.patterns[f.id].pattern
+    for cond in pattern.supports:
+        if holds(cond, values, tables):
+            why.append(f"facts support it: {_show(cond, values, tables)} (+2)")
+            bonus[f.id] += 2
+    confidence = f.confidence
+    for cond in pattern.contradicts:
+        if holds(cond, values, tables):
+            why.append(f"facts contradict it: {_show(cond, values, tables)} (-3, confidence lowered)")
+            bonus[f.id] -= 3
+            confidence = _LOWER[confidence]
+    return f.model_copy(update={"confidence": confidence})
+
+
+def _show(cond: str, values: Mapping[str, str], tables: Mapping[str, Table]) -> str:
+    fact, op, term = cond.split(" ")
+    right = resolve(term, values, tables)
+    return f"{fact} {values.get(fact)} {op} {right}" + (f" ({term})" if right != term else "")
+
+
+def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact], values: Mapping[str, str],
+                tables: Mapping[str, Table], reasons: dict[str, list[str]], bonus: dict[str, float]) -> None:
+    if not all(holds(c, values, tables) for c in rule.when):
+        return
+    shown = " and ".join(_show(c, values, tables) for c in rule.when)
+    explained = [pid for pid in rule.explains if pid in found]
+    for pid in explained:
+        reasons[pid].append(f"rule {rule.id} confirms it from facts: {shown} (+2)")
+        bonus[pid] += 2
+    if explained:
+        return
+    used = [name for c in rule.when for name in re.findall(r"[a-z_]+", c) if name in facts]
+    subst = dict(values) | {f"{t}[{k}]": str(resolve(f"{t}[{k}]", values, tables))
+                            for t in tables for k in values}
+    evidence = [facts[n].evidence for n in dict.fromkeys(used) if n in facts]
+    found[rule.id] = Finding(
+        id=rule.id, kind="rule", title=rule.title, severity=rule.severity, confidence=rule.confidence,
+        cause=_fill_facts(rule.description, subst), fix=[_fill_facts(s, subst) for s in rule.fix],
+        avoid=list(rule.avoid), references=[rule.source], evidence=evidence,
+        first_line=min((e.line for e in evidence), default=0), last_line=max((e.line for e in evidence), default=0))
+    reasons[rule.id] = [f"version rule from facts alone: {shown}"]
+    bonus[rule.id] = 0.0
+
+
+def _fill_facts(text: str, subst: Mapping[str, str]) -> str:
+    for key, value in sorted(subst.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace("{" + key + "}", value)
+    return " ".join(text.split())
+
+
+def _step_ok(step: Step, o: Occurrence, library: CompiledLibrary) -> bool:
+    if o.pattern_id in step.patterns_exclude:
+        return False
+    if o.pattern_id in step.patterns:
+        return True
+    cp = library.patterns[o.pattern_id]
+    return cp.pattern.area in step.areas and not library.is_signal(o.pattern_id)
+
+
+def _chain(chain: Chain, occ: Sequence[Occurrence], found: dict[str, Finding], library: CompiledLibrary,
+           reasons: dict[str, list[str]], bonus: dict[str, float]) -> Finding | None:
+    """Earliest occurrence of each step in order, same input and host, within the window."""
+    links: list[Occurrence] = []
+    for step in chain.steps:
+        after = links[-1] if links else None
+        nxt = next((o for o in occ if _step_ok(step, o, library) and _follows(o, after, links, chain.window_s)), None)
+        if nxt is None:
+            return None
+        links.append(nxt)
+    root = links[chain.root - 1]
+    root_finding = found.get(root.pattern_id)
+    if root_finding is None:
+        return None
+    members = list(dict.fromkeys([root.pattern_id] + [o.pattern_id for o in links if o.pattern_id in found]))
+    fix = list(root_finding.fix)
+    avoid = list(root_finding.avoid)
+    for pid in members[1:]:
+        other = found[pid]
+        fix += [f"Also, for {pid}: {other.fix[0]}"] if other.fix else []
+        avoid += [a for a in other.avoid if a not in avoid]
+    evidence = [Evidence(path=o.path, line=o.line, text=o.text[:300]) for o in links]
+    reasons[root.pattern_id].append(f"root of causal chain {chain.id} (+{CHAIN_BONUS})")
+    bonus[root.pattern_id] += CHAIN_BONUS
+    chain_reasons = [f"causal chain {chain.id}: " + " → ".join(o.pattern_id for o in links),
+                     f"root cause: {root.pattern_id} (step {chain.root})"]
+    return Finding(
+        id=chain.id, kind="chain", title=fill(chain.title, {"root_title": root_finding.title}),
+        severity=max((found[p].severity for p in members), key=lambda s: s.rank),
+        confidence=root_finding.confidence,
+        cause=" ".join(chain.description.split()).replace("{root_cause}", root_finding.cause),
+        why=root_finding.why, fix=fix, avoid=avoid, references=root_finding.references, evidence=evidence,
+        count=1, first_line=links[0].line, last_line=links[-1].line, captures=root_finding.captures,
+        reasons=chain_reasons, members=members)
+
+
+def _follows(o: Occurrence, after: Occurrence | None, links: Sequence[Occurrence], window: int) -> bool:
+    if after is None:
+        return True
+    if o.path != after.path or o.line <= after.line or (o.host and after.host and o.host != after.host):
+        return False
+    first = links[0]
+    return o.seconds is None or first.seconds is None or o.seconds - first.seconds <= window
+
+
+def _rank(found: Mapping[str, Finding], reasons: Mapping[str, list[str]], bonus: Mapping[str, float],
+          occ: Sequence[Occurrence]) -> list[Finding]:
+    last_failure = max((o.seconds for o in occ if o.pattern_id in found and o.seconds is not None), default=None)
+    scored = []
+    for pid, f in found.items():
+        score = 10 * f.severity.rank + 4 * f.confidence.rank + bonus.get(pid, 0.0)
+        why = [f"severity {f.severity.value} (+{10 * f.severity.rank})",
+               f"confidence {f.confidence.value} (+{4 * f.confidence.rank})", *reasons.get(pid, [])]
+        last = max((o.seconds for o in occ if o.pattern_id == pid and o.seconds is not None), default=None)
+        if last_failure is not None and last is not None and last_failure - last > STALE_S:
+            score -= 2
+            why.append("last seen over a day before the latest failure (-2)")
+        why.append(f"first seen at line {f.first_line}")
+        scored.append(f.model_copy(update={"score": score, "reasons": why}))
+    return sorted(scored, key=lambda f: (-f.score, f.first_line))
+
+
+def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
+    """Chain members fold under their chain. A low-confidence (generic symptom) finding folds
+    under the highest finding of its area, or else under the top finding when that one was
+    logged before it: a symptom follows its cause."""
+    out: list[Finding] = []
+    folded: dict[str, list[Symptom]] = {}
+    chained = {m: f.id for f in findings if f.kind == "chain" for m in f.members}
+
+    def areas(g: Finding) -> set[str]:
+        ids = g.members if g.kind == "chain" else [g.id]
+        return {library.patterns[i].pattern.area for i in ids if i in library.patterns}
+
+    for f in findings:  # ranked order
+        host = chained.get(f.id)
+        if host is None and f.kind == "pattern" and f.confidence is Confidence.low:
+            area = library.patterns[f.id].pattern.area
+            causes = [g for g in out if g.confidence is not Confidence.low]
+            host = next((g.id for g in causes if area in areas(g)), None)
+            if host is None and causes and causes[0].first_line <= f.first_line:
+                host = causes[0].id
+        if host is not None:
+            folded.setdefault(host, []).append(Symptom(id=f.id, title=f.title, count=f.count, evidence=f.evidence[:2]))
+            continue
+        out.append(f)
+    return [f.model_copy(update={"symptoms": folded.get(f.id, [])}) for f in out]
+
+
+def _runs(f: Finding, occ: Sequence[Occurrence]) -> int:
+    starts = sorted((o.path, o.line) for o in occ if o.pattern_id == "systemd-service-started")
+    mine = [(o.path, o.line) for o in occ if o.pattern_id == f.id]
+    if not mine:
+        return 1
+    return len({sum(1 for s in starts if s[0] == p and s[1] < line) for p, line in mine})
+
+
+def _timeline(occ: Sequence[Occurrence], findings: Sequence[Finding]) -> list[TimelineEntry]:
+    first: dict[str, str] = {}
+    for f in findings:
+        for pid in [f.id, *f.members, *(s.id for s in f.symptoms)]:
+            first.setdefault(pid, f.id)
+    entries: list[TimelineEntry] = []
+    seen: set[str] = set()
+    signal_lines = {(o.path, o.line) for o in occ if o.pattern_id in _TIMELINE_KINDS}
+    for o in occ:
+        kind = _TIMELINE_KINDS.get(o.pattern_id)
+        if kind is None and (o.pattern_id in seen or o.pattern_id not in first or (o.path, o.line) in signal_lines):
+            continue
+        seen.add(o.pattern_id)
+        entries.append(TimelineEntry(time=_fmt(o.seconds), path=o.path, line=o.line, host=o.host,
+                                     unit=o.unit, kind=kind or o.pattern_id, text=o.text[:200]))
+    return entries
+
+
+def _fmt(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,73 @@
+"""Environment facts (nvcc, torch and its CUDA, driver, GPU and compute capability, …)
+read from the events where their phase-1 triggers fired, each with its evidence line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import regex
+
+from analyzer.library.rules import FactDef, Table, version
+from analyzer.models import Event, Evidence, Fact
+
+FACT_KEY = "fact:"
+
+
+def compile_facts(defs: Mapping[str, FactDef]) -> dict[str, list[regex.Pattern[str]]]:
+    return {name: [regex.compile(r, regex.MULTILINE) for r in d.regexes] for name, d in defs.items()}
+
+
+def _normalise(raw: str, unit: str | None) -> str:
+    if unit == "cuda_tag" and raw.isdigit():  # 124 → 12.4, 130 → 13.0
+        return f"{raw[:-1]}.{raw[-1]}"
+    if unit == "sm" and raw.isdigit():  # 120 → 12.0, 90 → 9.0
+        return f"{raw[:-1]}.{raw[-1]}"
+    return raw.strip()
+
+
+def extract_facts(events: Iterable[Event], hits: Mapping[int, set[str]], defs: Mapping[str, FactDef],
+                  compiled: Mapping[str, list[regex.Pattern[str]]]) -> list[Fact]:
+    """Facts in the events whose lines carry a fact trigger; the first value of each wins
+    later, but every sighting is returned (a restart may show a new version)."""
+    found: list[Fact] = []
+    for event in events:
+        names = {k[len(FACT_KEY):] for line in range(event.first_line, event.last_line + 1)
+                 for k in hits.get(line, ()) if k.startswith(FACT_KEY)}
+        for name in sorted(names):
+            found.extend(_facts_in(event, name, defs[name], compiled[name]))
+    return found
+
+
+def _facts_in(event: Event, name: str, d: FactDef, rxs: list[regex.Pattern[str]]) -> Iterable[Fact]:
+    lines = event.text.split("\n")
+    for i, text in enumerate(lines):
+        for rx in rxs:
+            m = rx.search(text)
+            if m is None:
+                continue
+            record = event.records[event.line_owner[i]] if event.line_owner else event.records[0]
+            yield Fact(name=name, label=d.label, value=_normalise(m["value"], d.unit),
+                       evidence=Evidence(path=record.path, line=record.line, text=text[:300]))
+            break
+
+
+def derive(facts: dict[str, Fact], tables: Mapping[str, Table]) -> None:
+    """Fill gaps from tables: the compute capability of a named GPU."""
+    table = tables.get("gpu_sm")
+    gpu = facts.get("gpu_name")
+    if table is None or gpu is None or "gpu_sm" in facts:
+        return
+    for key, sm in table.rows.items():
+        if key.lower() in gpu.value.lower():
+            facts["gpu_sm"] = Fact(name="gpu_sm", label="GPU compute capability (from the GPU name)",
+                                   value=sm, evidence=gpu.evidence, derived=True)
+            return
+
+
+def newest(facts: Iterable[Fact]) -> dict[str, Fact]:
+    """One value per fact: the last sighting (what the failing run saw)."""
+    out: dict[str, Fact] = {}
+    for fact in facts:
+        if version(fact.value) is not None or fact.name not in out:
+            out[fact.name] = fact
+    return out

@@ -1,0 +1,122 @@
+"""The diagnosis engine: facts, version rules, causal chains, ranking with reasons,
+folding of symptoms, dedupe across ranks and restarts, timelines."""
+
+from __future__ import annotations
+
+from analyzer.clock import to_seconds
+from analyzer.library.compile import CompiledLibrary
+from analyzer.library.rules import Table, holds
+from tests.conftest import analyze_bytes
+
+TABLES = {"min_driver_for_cuda": Table(description="d", source="release notes", rows={"12": "525.60.13"})}
+
+
+def test_conditions() -> None:
+    facts = {"nvcc_version": "12.8", "gpu_sm": "12.0", "driver_version": "470.82.01", "torch_cuda": "12.4"}
+    assert holds("nvcc_version < 12.9", facts, {}) is True
+    assert holds("gpu_sm >= 12.0", facts, {}) is True
+    assert holds("driver_version < min_driver_for_cuda[torch_cuda]", facts, TABLES) is True
+    assert holds("python_version >= 3.10", facts, {}) is None  # unknown fact: neither true nor false
+
+
+def test_clock_reads_every_form() -> None:
+    iso = to_seconds("2026-05-03T09:58:10+0000")
+    assert iso == to_seconds("2026-05-03T09:58:10Z") == to_seconds("1777802290000000") == 1777802290.0
+    assert to_seconds("2026-05-03T11:58:10+02:00") == iso
+    assert to_seconds("Fri 2026-05-03 09:58:10 UTC") == iso
+    assert to_seconds("May 03 10:00:01") - to_seconds("May 03 10:00:00") == 1  # type: ignore[operator]
+    assert to_seconds("not a time") is None
+
+
+COLLECT_ENV = b"""PyTorch version: 2.5.1+cu124
+CUDA used to build PyTorch: 12.4
+GPU 0: NVIDIA H100 80GB HBM3
+Nvidia driver version: 470.82.01
+"""
+
+
+def test_rule_fires_on_facts_alone(library: CompiledLibrary) -> None:
+    report = analyze_bytes(COLLECT_ENV, library)
+    (finding,) = report.findings
+    assert (finding.id, finding.kind) == ("driver-older-than-torch-cuda", "rule")
+    assert "12.4" in finding.cause and "470.82.01" in finding.cause and "525.60.13" in finding.cause
+    assert [e.line for e in finding.evidence] == [4, 2]
+    assert report.facts["gpu_sm"].value == "9.0" and report.facts["gpu_sm"].derived
+
+
+def test_facts_contradicting_a_pattern_lower_its_confidence(library: CompiledLibrary) -> None:
+    gate = b"Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
+    plain = analyze_bytes(gate, library).findings[0]
+    newer = analyze_bytes(b"Cuda compilation tools, release 13.0, V13.0.48\n" + gate, library).findings[0]
+    assert (plain.confidence.value, newer.confidence.value) == ("high", "medium")
+    assert newer.score < plain.score
+    assert any("contradict" in r and "13.0 >= 12.9" in r for r in newer.reasons)
+
+
+def test_root_cause_ranks_above_its_symptoms(library: CompiledLibrary) -> None:
+    log = b"""include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device
+include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-250a7cc850ba9298-0-1-3 (size 9637888)
+torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3
+"""
+    report = analyze_bytes(log, library)
+    assert report.findings[0].id == "nccl-shm-dev-shm-too-small"
+    assert "nccl-unhandled-system-error" in [s.id for s in report.findings[0].symptoms]
+    assert "nccl-unhandled-system-error" not in [f.id for f in report.findings]
+
+
+def test_chain_xid_then_illegal_memory_access(library: CompiledLibrary) -> None:
+    log = b"""2026-05-03T10:00:00+0000 gpu-3 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus.
+2026-05-03T10:00:02+0000 gpu-3 python3[4242]: RuntimeError: CUDA error: an illegal memory access was encountered
+"""
+    top = analyze_bytes(log, library).findings[0]
+    assert top.kind == "chain" and top.id == "xid-then-cuda-or-nccl-failure"
+    assert top.members[0] == "gpu-fell-off-bus-xid-79"
+    assert [e.line for e in top.evidence] == [1, 2]
+
+
+def test_chain_driver_upgrade_then_mismatch(library: CompiledLibrary) -> None:
+    log = b"""2023-08-10 06:25:13 upgrade nvidia-driver-535:amd64 535.54.03-0ubuntu1 535.86.05-0ubuntu1
+Failed to initialize NVML: Driver/library version mismatch
+"""
+    top = analyze_bytes(log, library).findings[0]
+    assert (top.id, top.members[0]) == ("driver-upgrade-then-version-mismatch", "nvidia-driver-kernel-module-mismatch")
+
+
+def test_chain_needs_order_and_window(library: CompiledLibrary) -> None:
+    """The Xid after the failure, or a day before it, is not its cause."""
+    after = b"""2026-05-03T10:00:02+0000 gpu-3 python3[4242]: RuntimeError: CUDA error: an illegal memory access was encountered
+2026-05-03T10:00:09+0000 gpu-3 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus.
+"""
+    stale = b"""2026-05-02T10:00:00+0000 gpu-3 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus.
+2026-05-03T10:00:02+0000 gpu-3 python3[4242]: RuntimeError: CUDA error: an illegal memory access was encountered
+"""
+    for log in (after, stale):
+        assert all(f.kind != "chain" for f in analyze_bytes(log, library).findings)
+
+
+def test_dedupe_across_ranks_and_restarts(library: CompiledLibrary) -> None:
+    lines = []
+    for run in range(3):
+        lines.append(f"May 03 10:0{run}:00 h systemd[1]: Started vllm.service - vLLM.")
+        for rank in range(8):
+            lines.append(f"May 03 10:0{run}:01 h python3[{100 * run + rank}]: (VllmWorker rank={rank} pid="
+                         f"{100 * run + rank}) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                         "2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.00 GiB is free.")
+    report = analyze_bytes(("\n".join(lines) + "\n").encode(), library)
+    oom = next(f for f in report.findings if f.id == "cuda-out-of-memory")
+    assert (oom.count, oom.processes, oom.runs) == (24, 24, 3)
+    assert oom.evidence[0].line == 2  # the first occurrence is kept as evidence
+
+
+def test_timeline_with_restarts(library: CompiledLibrary) -> None:
+    log = b"""2026-05-03T09:58:10+0000 h kernel: Out of memory: Killed process 48213 (python3) total-vm:1kB
+2026-05-03T09:58:11+0000 h systemd[1]: sglang.service: Main process exited, code=killed, status=9/KILL
+2026-05-03T09:58:31+0000 h systemd[1]: sglang.service: Scheduled restart job, restart counter is at 1.
+2026-05-03T09:58:31+0000 h systemd[1]: Started sglang.service - SGLang.
+2026-05-03T10:08:31+0000 h python3[9]: [2026-05-03 10:08:31] The server is fired up and ready to roll!
+"""
+    timeline = analyze_bytes(log, library).timeline
+    assert [(t.kind, t.line, t.unit) for t in timeline] == [
+        ("host-oom-killed-service", 1, "kernel"), ("exit", 2, "sglang.service"), ("restart", 3, "sglang.service"),
+        ("start", 4, "sglang.service"), ("ready", 5, "python3")]
+    assert timeline[0].time == "2026-05-03T09:58:10Z"
