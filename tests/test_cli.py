@@ -58,7 +58,7 @@ def test_terminal_output_shows_cause_evidence_fix_and_avoid() -> None:
     res = triage(str(EXAMPLE))
     out = res.stdout.decode()
     assert res.returncode == 0
-    assert out.index("flashinfer-sm12x-needs-cuda-12-9") < out.index("cuda-home-has-no-nvcc")
+    assert out.index("#1 chain · oom-restart-surfaces-toolchain-mismatch") < out.index("#2 cuda-home-has-no-nvcc")
     for text in ("Evidence", "Fix", "Do NOT", "CUDA_HOME=/dev/null", "line 18 ", "founding-incident.log",
                  "Facts from the log", "Timeline", "Anti-fix"):
         assert text in out
