@@ -84,4 +84,6 @@ def test_schema_json_is_current() -> None:
 
 def test_every_pattern_file_names_the_schema() -> None:
     for path in (ROOT / "patterns").rglob("*.yaml"):
+        if path.parent.name.startswith("_") or path.name == "known-false-positives.yaml":
+            continue  # rule data and lint data, not pattern files
         assert path.read_text().startswith("# yaml-language-server: $schema=../schema.json"), path
