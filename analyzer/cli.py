@@ -32,7 +32,10 @@ app.add_typer(patterns_app, name="patterns")
 kb_app = typer.Typer(no_args_is_help=True, help="The knowledge base of postmortems.")
 app.add_typer(kb_app, name="kb")
 
-SUBCOMMANDS = {"analyze", "patterns", "kb"}
+SUBCOMMANDS = {"analyze", "patterns", "kb", "search"}
+
+IndexOpt = Annotated[Path | None, typer.Option("--index", help="The DuckDB index file (default: in ~/.cache/triage).")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Embedding model folder (default: all-MiniLM-L6-v2).")]
 
 
 def _version(value: bool) -> None:
@@ -230,6 +233,43 @@ def kb_show(postmortem_id: Annotated[str, typer.Argument(help="The postmortem id
     from analyzer.kb import commands
 
     commands.show_postmortem(postmortem_id)
+    return ExitCode.OK
+
+
+@kb_app.command("index")
+def kb_index(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild even when the index is current.")] = False,
+    index: IndexOpt = None,
+    model: ModelOpt = None,
+) -> int:
+    """Build the search index of postmortems and patterns (only what changed is embedded).
+
+    Example: triage kb index --rebuild
+    """
+    from analyzer.kb import commands
+
+    commands.index(index, model, rebuild)
+    return ExitCode.OK
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words, a paraphrase, or an error line pasted as is.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50)] = 5,
+    kind: Annotated[str | None, typer.Option("--kind", help="postmortem or pattern")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal,
+    index: IndexOpt = None,
+    model: ModelOpt = None,
+) -> int:
+    """Search past incidents and patterns by meaning and by exact error strings.
+
+    Example: triage search "flashinfer rejects blackwell after a restart"
+    """
+    from analyzer.kb import commands
+
+    if kind not in (None, "postmortem", "pattern"):
+        raise TriageError(f"--kind must be postmortem or pattern, not {kind!r}")
+    commands.search(query, limit, kind, fmt, index, model)
     return ExitCode.OK
 
 

@@ -239,7 +239,7 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
         if host is None and f.kind == "pattern" and f.confidence is Confidence.low:
             area = library.patterns[f.id].pattern.area
             causes = [g for g in out if g.confidence is not Confidence.low]
-            host = next((g.id for g in causes if area in areas(g)), None)
+            host = next((g.id for g in causes if area in areas(g) and g.first_line <= f.last_line), None)
             if host is None and causes and causes[0].first_line <= f.first_line:
                 host = causes[0].id
         if host is not None:

@@ -69,10 +69,9 @@ def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPatt
 
 def _finding(group: _Group) -> Finding:
     p = group.pattern.pattern
-    captures: dict[str, str] = {}
-    for m in sorted(group.matches, key=lambda m: (m.records[0].path, m.records[0].line)):
-        for key, value in m.captures.items():
-            captures.setdefault(key, value)  # the first occurrence's value, gaps filled by later ones
+    # the values of one occurrence, never mixed: the earliest of those that captured the most
+    ordered = sorted(group.matches, key=lambda m: (m.records[0].path, m.records[0].line))
+    captures = dict(max(ordered, key=lambda m: len(m.captures)).captures)
     return Finding(
         id=p.id, title=p.title, severity=p.severity, confidence=p.confidence,
         cause=fill(p.description.strip(), captures), why=p.why.strip(),

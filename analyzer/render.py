@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -198,3 +198,18 @@ def print_lines(lines: Sequence[str], out: TextIO | None = None) -> None:
     con = console(out)
     for line in lines:
         con.print(escape(line))
+
+
+def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None) -> None:
+    """Search results: title, kind, score, the passage that matched, the first fix steps."""
+    con = console(out)
+    if not hits:
+        con.print(Text(f"No incident or pattern matches {query!r}.", style="title"))
+    for i, h in enumerate(hits, 1):
+        body: list[Text | Table] = [Text(h.passage[:400]), Text(f"{h.path}", style="location")]
+        if h.fix:
+            body += [Text("Fix", style="title"), _items([f"{n}." for n in range(1, min(3, len(h.fix)) + 1)],
+                                                       h.fix[:3], "fix")]
+        title = Text.assemble((f" #{i} ", "title"), (f"{h.kind} · {h.id} · score {h.score:.2f} ", "muted"))
+        con.print(Panel(Group(Text(h.title, style="title"), *body), title=title, title_align="left",
+                        border_style="muted"))

@@ -8,9 +8,7 @@ from pathlib import Path
 
 from analyzer.data import data_dir
 from analyzer.errors import PatternError
-from analyzer.kb.lint import lint_kb
-from analyzer.kb.postmortems import load_kb
-from analyzer.render import Format, print_lines
+from analyzer.render import Format, print_lines, print_warning, render_hits
 
 
 def kb_root() -> Path:
@@ -18,6 +16,7 @@ def kb_root() -> Path:
 
 
 def lint(extra_patterns: Sequence[Path]) -> bool:
+    from analyzer.kb.lint import lint_kb
     from analyzer.triage import load
 
     problems = lint_kb(kb_root(), load(extra_patterns))
@@ -27,6 +26,8 @@ def lint(extra_patterns: Sequence[Path]) -> bool:
 
 
 def list_postmortems(fmt: Format) -> None:
+    from analyzer.kb.postmortems import load_kb
+
     pms = sorted(load_kb(kb_root()), key=lambda p: p.front.date, reverse=True)
     if fmt is Format.json:
         print(json.dumps([{"id": p.id, "title": p.front.title, "date": p.front.date.isoformat(),
@@ -40,3 +41,33 @@ def show_postmortem(postmortem_id: str) -> None:
     if not path.exists():
         raise PatternError(f"unknown postmortem id: {postmortem_id}", help="see `triage kb list`")
     print(path.read_text(), end="")
+
+
+def index(path: Path | None, model: str | None, rebuild: bool) -> None:
+    import time
+
+    from analyzer.kb.index import ensure, plan
+
+    p = plan(path, model)
+    start = time.perf_counter()
+    stats = ensure(p, rebuild)
+    took = time.perf_counter() - start
+    if stats is None:
+        print_lines([f"index {p.path} is current"])
+    else:
+        print_lines([f"indexed {stats.documents} documents, {stats.chunks} passages "
+                     f"({stats.embedded} embedded, the rest reused) in {took:.1f}s into {p.path}"])
+
+
+def search(query: str, limit: int, kind: str | None, fmt: Format, path: Path | None, model: str | None) -> None:
+    from analyzer.kb.index import ensure, plan
+    from analyzer.kb.search import search as run
+
+    p = plan(path, model)
+    if ensure(p) is not None:
+        print_warning(f"built the search index {p.path} first")
+    hits = run(p, query, limit, kind)
+    if fmt is Format.json:
+        print(json.dumps({"query": query, "hits": [h.__dict__ for h in hits]}, indent=2))
+        return
+    render_hits(query, hits)

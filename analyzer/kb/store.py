@@ -1,0 +1,142 @@
+"""The index: one DuckDB file with documents, chunks and their embeddings (FLOAT[384]),
+pattern ↔ postmortem links and precomputed related postmortems.
+
+Written atomically: built in a temporary file beside the target, then renamed over it, so
+a crash mid-build leaves the previous index answering. Chunks are keyed by the hash of
+their text; a rebuild copies the embeddings of unchanged chunks from the previous index
+and embeds only the new ones."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analyzer.errors import TriageError
+from analyzer.kb.documents import Document, digest
+from analyzer.kb.embed import DIM, Embedder
+
+SCHEMA_VERSION = "1"
+RELATED = 5
+
+
+class IndexError_(TriageError):
+    """The index file is missing, from another program, or damaged."""
+
+
+def default_index_path(data_root: Path) -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "triage"
+    return cache / f"index-{digest(str(data_root.resolve()))[:12]}.duckdb"
+
+
+@dataclass(frozen=True)
+class BuildStats:
+    documents: int
+    chunks: int
+    embedded: int  # chunks that needed the model (the rest were reused)
+
+
+def connect(path: Path, read_only: bool = True) -> Any:
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.Error as exc:
+        raise IndexError_(f"not a triage index or damaged ({str(exc).splitlines()[0]})", path,
+                          help="rebuild it: triage kb index --rebuild") from exc
+    if meta.get("schema") != SCHEMA_VERSION:
+        con.close()
+        raise IndexError_(f"index schema {meta.get('schema')!r}, expected {SCHEMA_VERSION}", path,
+                          help="rebuild it: triage kb index --rebuild")
+    return con
+
+
+def read_meta(path: Path) -> dict[str, str] | None:
+    """The index's metadata, or None when it is missing or unreadable."""
+    if not path.exists():
+        return None
+    try:
+        con = connect(path)
+    except IndexError_:
+        return None
+    try:
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        con.close()
+
+
+def _previous_embeddings(path: Path, model: str) -> dict[str, list[float]]:
+    meta = read_meta(path)
+    if meta is None or meta.get("model") != model:
+        return {}
+    con = connect(path)
+    try:
+        return {h: list(e) for h, e in con.execute("SELECT hash, embedding FROM chunks").fetchall()}
+    finally:
+        con.close()
+
+
+def build_index(path: Path, docs: Sequence[Document], embedder: Callable[[], Embedder], model: str,
+                stamp: str) -> BuildStats:
+    import duckdb
+
+    reuse = _previous_embeddings(path, model)
+    rows = [(d.id, i, text, digest(text)) for d in docs for i, text in enumerate(d.chunks)]
+    missing = list(dict.fromkeys(h for *_r, h in rows if h not in reuse))
+    if missing:
+        texts = {h: t for _d, _i, t, h in rows}
+        vectors = embedder().embed([texts[h] for h in missing])
+        reuse.update(zip(missing, vectors, strict=True))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    con = duckdb.connect(str(tmp))
+    try:
+        _write(con, docs, rows, reuse, model, stamp)
+        con.close()
+        os.replace(tmp, path)
+    finally:
+        con.close()
+        tmp.unlink(missing_ok=True)
+    return BuildStats(len(docs), len(rows), len(missing))
+
+
+def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, str]],
+           vectors: dict[str, list[float]], model: str, stamp: str) -> None:
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    con.execute("CREATE TABLE documents (id TEXT PRIMARY KEY, kind TEXT, title TEXT, path TEXT, hash TEXT, "
+                "severity TEXT, fix TEXT, regexes TEXT)")
+    con.execute(f"CREATE TABLE chunks (doc_id TEXT, seq INTEGER, text TEXT, hash TEXT, embedding FLOAT[{DIM}])")
+    con.execute("CREATE TABLE links (pattern_id TEXT, postmortem_id TEXT)")
+    con.execute("CREATE TABLE related (pattern_id TEXT, postmortem_id TEXT, score DOUBLE, explicit BOOLEAN)")
+    con.executemany("INSERT INTO meta VALUES (?, ?)",
+                    [("schema", SCHEMA_VERSION), ("model", model), ("stamp", stamp)])
+    con.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(d.id, d.kind, d.title, d.path, d.hash, d.severity, json.dumps(d.fix), json.dumps(d.regexes))
+                     for d in docs])
+    con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)",
+                    [(doc, seq, text, h, vectors[h]) for doc, seq, text, h in rows])
+    links = [(p, d.id) for d in docs if d.kind == "postmortem" for p in d.links]
+    if links:
+        con.executemany("INSERT INTO links VALUES (?, ?)", links)
+    con.execute(f"""
+        INSERT INTO related
+        WITH sims AS (
+            SELECT p.doc_id AS pattern_id, m.doc_id AS postmortem_id,
+                   max(array_cosine_similarity(p.embedding, m.embedding)) AS score
+            FROM chunks p JOIN documents dp ON dp.id = p.doc_id AND dp.kind = 'pattern'
+            JOIN chunks m ON true JOIN documents dm ON dm.id = m.doc_id AND dm.kind = 'postmortem'
+            WHERE p.seq = 0
+            GROUP BY ALL
+        ), ranked AS (
+            SELECT s.*, l.pattern_id IS NOT NULL AS explicit,
+                   row_number() OVER (PARTITION BY s.pattern_id
+                                      ORDER BY (l.pattern_id IS NOT NULL) DESC, s.score DESC) AS r
+            FROM sims s LEFT JOIN links l ON l.pattern_id = s.pattern_id AND l.postmortem_id = s.postmortem_id
+        )
+        SELECT pattern_id, postmortem_id, score, explicit FROM ranked WHERE r <= {RELATED}
+    """)
