@@ -69,6 +69,8 @@ def analyze(
     journal_dir: Annotated[list[str] | None, typer.Option(
         "--journal-dir", help="A journal folder, read with journalctl --directory; repeatable.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show why each finding is ranked where it is.")] = False,
+    index: IndexOpt = None,
+    no_kb: Annotated[bool, typer.Option("--no-kb", help="Skip related postmortems and suggestions.")] = False,
     engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
 ) -> int:
     """Analyse logs and report the most likely root causes, ranked.
@@ -82,7 +84,7 @@ def analyze(
     if not files and not journal_dir:
         raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
     library = load(patterns or [], _engine(engine))
-    report = run_analysis(files or [], library, input_format, journal_dir or [])
+    report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb, index=index)
     render.render(report, fmt, explain=explain)
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
         return ExitCode.FINDINGS
@@ -233,6 +235,21 @@ def kb_show(postmortem_id: Annotated[str, typer.Argument(help="The postmortem id
     from analyzer.kb import commands
 
     commands.show_postmortem(postmortem_id)
+    return ExitCode.OK
+
+
+@kb_app.command("new")
+def kb_new(
+    report: Annotated[Path, typer.Option("--from-report", help="A `triage --format json` report.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Folder to write into (default: kb/).")] = None,
+) -> int:
+    """Draft a postmortem from a triage run: timeline, evidence, findings, facts; secrets redacted.
+
+    Example: triage --format json svc.log > run.json && triage kb new --from-report run.json
+    """
+    from analyzer.kb import commands
+
+    commands.new_from_report(report, out)
     return ExitCode.OK
 
 

@@ -179,6 +179,14 @@ class TimelineEntry(Model):
     text: str
 
 
+class Related(Model):
+    """A past incident related to a finding: linked by the postmortem, or by similarity."""
+
+    id: str
+    title: str
+    score: float  # 1.0 for a postmortem that names the pattern; cosine similarity otherwise
+
+
 class Finding(Model):
     rank: int = 0
     id: str
@@ -196,7 +204,7 @@ class Finding(Model):
     first_line: int = 0
     last_line: int = 0
     captures: dict[str, str] = Field(default_factory=dict)
-    related: list[str] = Field(default_factory=list)
+    related: list[Related] = Field(default_factory=list)
     score: float = 0.0
     reasons: list[str] = Field(default_factory=list)
     members: list[str] = Field(default_factory=list)  # a chain's findings, root cause first

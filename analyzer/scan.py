@@ -34,6 +34,7 @@ STRUCTURAL = (
     Trigger("@traceback", r"Traceback \(most recent call last\)"),
     Trigger("@terminate", r"terminate called after throwing"),
     Trigger("@bytes-message", r"\"MESSAGE\":\["),  # journal JSON: a message stored as bytes
+    Trigger("@exception", r"[A-Za-z_][\w.]*(?:Error|Exception): "),  # unknown errors, for suggestions
 )
 
 _QUOTED_FORMS = {InputForm.journal_json, InputForm.docker}

@@ -19,6 +19,7 @@ from analyzer.readers import parse_lines
 from analyzer.readers.source import Source, open_journal, open_source
 from analyzer.regions import RegionBuilder
 from analyzer.scan import EngineFactory
+from analyzer.suggest import Collector
 
 
 def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None = None,
@@ -31,6 +32,9 @@ def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None =
 @dataclass
 class Run:
     library: CompiledLibrary
+    knowledge: bool = False  # consult the knowledge base: related postmortems, suggestions
+    index: Path | None = None
+    collector: Collector = field(default_factory=Collector)
     matches: list[Match] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
     inputs: list[InputSummary] = field(default_factory=list)
@@ -41,7 +45,9 @@ class Run:
         for region in builder.regions(source.chunks()):
             records = parse_lines(region.lines, source.form, region.first_line, source.name)
             events = build_events(records)
-            self.matches.extend(match_events(events, region.hits, self.library.patterns, self.warnings))
+            found = list(match_events(events, region.hits, self.library.patterns, self.warnings))
+            self.matches.extend(found)
+            self.collector.add(events, {(r.path, r.line) for m in found for r in m.records})
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
@@ -49,14 +55,21 @@ class Run:
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)
-        return Report(inputs=self.inputs, findings=d.findings, facts=d.facts, timeline=d.timeline,
+        findings = d.findings
+        if self.knowledge:
+            from analyzer.kb.enrich import enrich
+
+            findings = enrich(findings, self.collector, self.index, self.warnings)
+        return Report(inputs=self.inputs, findings=findings, facts=d.facts, timeline=d.timeline,
                       warnings=self.warnings)
 
 
 def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
-            form: InputForm = InputForm.auto, journal_dirs: Sequence[str] = ()) -> Report:
-    """Analyse log inputs (paths, "-" for stdin) and journal folders; return the ranked report."""
-    run = Run(library or load())
+            form: InputForm = InputForm.auto, journal_dirs: Sequence[str] = (), knowledge: bool = True,
+            index: Path | None = None) -> Report:
+    """Analyse log inputs (paths, "-" for stdin) and journal folders; return the ranked report,
+    with related postmortems and suggestions from the knowledge base unless `knowledge` is off."""
+    run = Run(library or load(), knowledge=knowledge, index=index)
     for name in inputs:
         run.read(open_source(name, form))
     for directory in journal_dirs:

@@ -200,3 +200,75 @@ def test_exact_error_string_ranks_its_pattern_and_postmortem_first(index: IndexP
 def test_search_kind_filter(index: IndexPlan, encoder: NumpyMiniLM) -> None:
     hits = search(index, "driver too old", limit=5, kind="postmortem", encoder=encoder)
     assert hits and all(h.kind == "postmortem" for h in hits)
+
+
+UNKNOWN = b"""Traceback (most recent call last):
+  File "/srv/app.py", line 3, in <module>
+    main()
+RuntimeError: the inference worker could not fit the model weights into GPU memory
+"""
+
+
+def test_unmatched_error_becomes_a_suggestion_with_the_nearest_fix(index: IndexPlan) -> None:
+    from analyzer.readers.source import open_bytes
+    from analyzer.triage import Run, load
+
+    run = Run(load(), knowledge=True, index=index.path)
+    run.read(open_bytes("unknown.log", UNKNOWN))
+    report = run.report()
+    assert report.findings, report.warnings
+    top = report.findings[0]
+    assert top.kind == "suggestion" and top.confidence.value == "low"
+    assert top.title.startswith("Suggested by similarity")
+    assert top.fix and top.related and top.evidence[0].line == 4
+    assert "No pattern recognises this error" in top.cause
+
+
+def test_pattern_findings_come_before_suggestions_and_carry_related(index: IndexPlan) -> None:
+    from analyzer.data import data_dir
+    from analyzer.readers.source import open_bytes
+    from analyzer.triage import Run, load
+
+    log = (data_dir("kb").parent / "examples" / "founding-incident.log").read_bytes() + UNKNOWN
+    run = Run(load(), knowledge=True, index=index.path)
+    run.read(open_bytes("mixed.log", log))
+    findings = run.report().findings
+    kinds = [f.kind for f in findings]
+    assert kinds[0] == "chain" and kinds.index("suggestion") > kinds.index("pattern")
+    assert findings[0].related[0].id == FOUNDING and findings[0].related[0].score == 1.0
+
+
+def test_related_without_an_index_uses_the_postmortems_links(tmp_path: Path) -> None:
+    from analyzer.data import data_dir
+    from analyzer.triage import analyze
+
+    report = analyze([str(data_dir("kb").parent / "examples" / "founding-incident.log")],
+                     index=tmp_path / "absent.duckdb")
+    assert [r.id for r in report.findings[0].related] == [FOUNDING]
+
+
+def test_kb_new_drafts_a_valid_postmortem_from_a_report(tmp_path: Path, library: CompiledLibrary) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from analyzer.data import data_dir
+
+    example = data_dir("kb").parent / "examples" / "founding-incident.log"
+    text = example.read_text().replace("Started sglang-k26.service", "Started sglang-k26.service token=hf_"
+                                        "abcdefghijklmnopqrstuvwxyzABCDEF12", 1)
+    (tmp_path / "svc.log").write_text(text)
+    run = subprocess.run([sys.executable, "-m", "analyzer", "--format", "json", "--no-kb", str(tmp_path / "svc.log")],
+                         capture_output=True, text=True, check=True)
+    (tmp_path / "run.json").write_text(run.stdout)
+    out = tmp_path / "kb"
+    out.mkdir()
+    res = subprocess.run([sys.executable, "-m", "analyzer", "kb", "new", "--from-report", str(tmp_path / "run.json"),
+                          "--out", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    (draft,) = out.glob("*.md")
+    body = draft.read_text()
+    assert "hf_abcdefghij" not in body and "ct200" not in body
+    pm = load_postmortem(draft)
+    assert pm.front.patterns[0] == "flashinfer-sm12x-needs-cuda-12-9" and json.loads(run.stdout)["timeline"]
+    assert [str(p) for p in lint_kb(out, library)] == []

@@ -71,3 +71,10 @@ def search(query: str, limit: int, kind: str | None, fmt: Format, path: Path | N
         print(json.dumps({"query": query, "hits": [h.__dict__ for h in hits]}, indent=2))
         return
     render_hits(query, hits)
+
+
+def new_from_report(report: Path, out: Path | None) -> None:
+    from analyzer.kb.draft import write_draft
+
+    target = write_draft(report, out or kb_root())
+    print_lines([f"wrote {target}", "next: replace every TODO, check the log excerpts, then `triage kb lint`"])

@@ -27,10 +27,12 @@ class Document:
     links: list[str] = field(default_factory=list)  # pattern ids a postmortem names
     regexes: list[str] = field(default_factory=list)  # a pattern's match expressions
     severity: str = ""
+    cause: str = ""  # a postmortem's root cause, a pattern's description
 
     @property
     def hash(self) -> str:
-        return digest("\n\x00".join([self.id, self.title, *self.fix, *self.chunks, *self.links, *self.regexes]))
+        return digest("\n\x00".join([self.id, self.title, self.cause, *self.fix, *self.chunks, *self.links,
+                                     *self.regexes]))
 
 
 def digest(text: str) -> str:
@@ -57,7 +59,8 @@ def postmortem_document(pm: Postmortem) -> Document:
     chunks += [" ".join(excerpt.split())[:600] for _line, excerpt in pm.logs]
     chunks.append("Fix: " + " ".join(f.fix))
     return Document(id=pm.id, kind="postmortem", title=f.title, path=str(pm.path), fix=list(f.fix),
-                    chunks=chunks, links=list(f.patterns), severity=f.severity.value)
+                    chunks=chunks, links=list(f.patterns), severity=f.severity.value,
+                    cause=" ".join(f.root_cause.split()))
 
 
 def pattern_document(pf: PatternFile) -> Document:
@@ -68,7 +71,8 @@ def pattern_document(pf: PatternFile) -> Document:
         lines = [a.text.strip() for a in parse_fixture(pf.fixture).annotations if a.expect is Expect.match]
         chunks += [line[:400] for line in dict.fromkeys(lines)][:6]
     return Document(id=p.id, kind="pattern", title=p.title, path=str(pf.path), fix=list(p.fix), chunks=chunks,
-                    regexes=[e.regex for e in p.match.expressions], severity=p.severity.value)
+                    regexes=[e.regex for e in p.match.expressions], severity=p.severity.value,
+                    cause=" ".join(p.description.split()))
 
 
 def source_stamp(roots: Iterable[Path]) -> str:

@@ -32,6 +32,9 @@ class Hit:
     passage: str
     fix: list[str]
     path: str
+    cause: str = ""
+    severity: str = ""
+    similarity: float = 0.0  # cosine similarity of the best passage alone
 
 
 _SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
@@ -71,7 +74,8 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
            encoder: NumpyMiniLM | None = None) -> list[Hit]:
     con = connect(p.path)
     try:
-        docs = {r[0]: r for r in con.execute("SELECT id, kind, title, path, fix, regexes FROM documents").fetchall()}
+        docs = {r[0]: r for r in con.execute(
+            "SELECT id, kind, title, path, fix, regexes, cause, severity FROM documents").fetchall()}
         links = con.execute("SELECT pattern_id, postmortem_id FROM links").fetchall()
         vector = (encoder or NumpyMiniLM(p.model)).embed([query])[0]
         rows: list[Any] = con.execute(
@@ -81,8 +85,10 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
         con.close()
     lexical = _normalise(bm25(tokens(query), [tokens(t) for _d, t, _s in rows]))
     best: dict[str, tuple[float, str]] = {}
+    cosine: dict[str, float] = {}
     for (doc_id, text, cos), lex in zip(rows, lexical, strict=True):
         score = VECTOR_WEIGHT * float(cos or 0.0) + LEXICAL_WEIGHT * lex
+        cosine[doc_id] = max(cosine.get(doc_id, 0.0), float(cos or 0.0))
         if doc_id not in best or score > best[doc_id][0]:
             best[doc_id] = (score, text)
     shortlist = sorted(best, key=lambda d: -best[d][0])[:REGEX_SHORTLIST]
@@ -94,8 +100,8 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
     for doc_id in recognised:
         score, text = best[doc_id]
         best[doc_id] = (score + REGEX_BONUS, text)
-    hits = [Hit(d, docs[d][1], docs[d][2], round(s, 4), text, json.loads(docs[d][4]), docs[d][3])
-            for d, (s, text) in best.items() if kind is None or docs[d][1] == kind]
+    hits = [Hit(d, docs[d][1], docs[d][2], round(s, 4), text, json.loads(docs[d][4]), docs[d][3], docs[d][6],
+                docs[d][7], round(cosine[d], 4)) for d, (s, text) in best.items() if kind is None or docs[d][1] == kind]
     return sorted(hits, key=lambda h: -h.score)[:limit]
 
 

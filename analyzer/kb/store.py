@@ -19,7 +19,7 @@ from analyzer.errors import TriageError
 from analyzer.kb.documents import Document, digest
 from analyzer.kb.embed import DIM, Embedder
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 RELATED = 5
 
 
@@ -109,15 +109,15 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
            vectors: dict[str, list[float]], model: str, stamp: str) -> None:
     con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     con.execute("CREATE TABLE documents (id TEXT PRIMARY KEY, kind TEXT, title TEXT, path TEXT, hash TEXT, "
-                "severity TEXT, fix TEXT, regexes TEXT)")
+                "severity TEXT, fix TEXT, regexes TEXT, cause TEXT)")
     con.execute(f"CREATE TABLE chunks (doc_id TEXT, seq INTEGER, text TEXT, hash TEXT, embedding FLOAT[{DIM}])")
     con.execute("CREATE TABLE links (pattern_id TEXT, postmortem_id TEXT)")
     con.execute("CREATE TABLE related (pattern_id TEXT, postmortem_id TEXT, score DOUBLE, explicit BOOLEAN)")
     con.executemany("INSERT INTO meta VALUES (?, ?)",
                     [("schema", SCHEMA_VERSION), ("model", model), ("stamp", stamp)])
-    con.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(d.id, d.kind, d.title, d.path, d.hash, d.severity, json.dumps(d.fix), json.dumps(d.regexes))
-                     for d in docs])
+    con.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(d.id, d.kind, d.title, d.path, d.hash, d.severity, json.dumps(d.fix), json.dumps(d.regexes),
+                      d.cause) for d in docs])
     con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)",
                     [(doc, seq, text, h, vectors[h]) for doc, seq, text, h in rows])
     links = [(p, d.id) for d in docs if d.kind == "postmortem" for p in d.links]
@@ -140,3 +140,22 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
         )
         SELECT pattern_id, postmortem_id, score, explicit FROM ranked WHERE r <= {RELATED}
     """)
+
+
+def related_postmortems(path: Path, pattern_ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]]]:
+    """Precomputed related postmortems per pattern: (id, title, score), linked ones first."""
+    if not pattern_ids:
+        return {}
+    con = connect(path)
+    try:
+        rows = con.execute(
+            "SELECT r.pattern_id, r.postmortem_id, d.title, CASE WHEN r.explicit THEN 1.0 ELSE r.score END AS s "
+            "FROM related r JOIN documents d ON d.id = r.postmortem_id "
+            "WHERE list_contains(?, r.pattern_id) ORDER BY r.pattern_id, r.explicit DESC, r.score DESC",
+            [list(pattern_ids)]).fetchall()
+    finally:
+        con.close()
+    out: dict[str, list[tuple[str, str, float]]] = {}
+    for pid, pm, title, score in rows:
+        out.setdefault(pid, []).append((pm, title, round(float(score), 4)))
+    return out

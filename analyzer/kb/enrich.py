@@ -1,0 +1,63 @@
+"""Findings meet the knowledge base: each finding gets its related postmortems, and
+errors no pattern knows get suggestions from the nearest past incidents.
+
+No model is needed when every finding is a pattern match: related postmortems are read
+from the index (precomputed there) or, without an index, from the postmortems' own links.
+Suggestions need the index; without one, the report says how to build it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from analyzer.errors import PatternError
+from analyzer.models import Finding, Related
+from analyzer.suggest import Collector, suggestions
+
+
+def _pattern_ids(f: Finding) -> list[str]:
+    return list(f.members) if f.kind == "chain" else [f.id] if f.kind == "pattern" else []
+
+
+def _linked(pattern_ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]]]:
+    from analyzer.data import data_dir
+    from analyzer.kb.postmortems import load_kb
+
+    try:
+        pms = load_kb(data_dir("kb"))
+    except PatternError:
+        return {}
+    return {pid: [(pm.id, pm.front.title, 1.0) for pm in pms if pid in pm.front.patterns] for pid in pattern_ids}
+
+
+def enrich(findings: list[Finding], collector: Collector, index: Path | None, warnings: list[str]) -> list[Finding]:
+    from analyzer.kb.index import is_fresh, plan
+    from analyzer.kb.store import related_postmortems
+
+    p = plan(index)
+    fresh = is_fresh(p)
+    ids = sorted({pid for f in findings for pid in _pattern_ids(f)})
+    related = related_postmortems(p.path, ids) if fresh else _linked(ids)
+    out = []
+    for f in findings:
+        best: dict[str, Related] = {}
+        for pm, title, score in (r for pid in _pattern_ids(f) for r in related.get(pid, [])):
+            if pm not in best or score > best[pm].score:
+                best[pm] = Related(id=pm, title=title, score=score)
+        ranked = sorted(best.values(), key=lambda r: -r.score)[:5]
+        out.append(f.model_copy(update={"related": ranked}))
+    unknown = collector.top()
+    if unknown and not fresh:
+        warnings.append(f"{len(collector.items)} error(s) match no pattern; build the index with "
+                        "`triage kb index` to get suggestions from past incidents")
+    elif unknown:
+        from analyzer.kb.embed import NumpyMiniLM
+        from analyzer.kb.search import search
+
+        encoder = NumpyMiniLM(p.model)
+        known = {pid for f in out for pid in _pattern_ids(f)}
+        found = sorted(suggestions(unknown, lambda text: search(p, text, 5, encoder=encoder), known),
+                       key=lambda f: -f.score)
+        patterns = [f for f in out if f.kind != "suggestion"]
+        out = patterns + found if patterns else found
+    return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(out)]
