@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from analyzer.errors import PatternError
-from analyzer.library.yamlfile import line_of, load_yaml, read_text
+from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 from analyzer.models import Severity
 
 SECTIONS = ("Summary", "Timeline", "What happened", "Why", "How it was fixed", "Lessons")
@@ -68,13 +68,7 @@ def load_postmortem(path: Path) -> Postmortem:
     data, lines = load_yaml(m["yaml"], path, first_line=2)
     if not isinstance(data, dict):
         raise PatternError("front matter must be a mapping (id:, title:, ...)", path, 2)
-    try:
-        front = Front.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        raise PatternError(f"{'.'.join(str(p) for p in loc)}: {err['msg']}", path, line_of(lines, loc),
-                           help="see kb/README.md for every field") from exc
+    front = validate(Front, data, lines, path, help="see kb/README.md for every field")
     if front.id != path.stem:
         raise PatternError(f"id {front.id!r} differs from the file name {path.stem!r}", path,
                            line_of(lines, ("id",)), help=f"rename the file to {front.id}.md")

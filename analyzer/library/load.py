@@ -6,11 +6,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from analyzer.errors import PatternError, PatternErrors
 from analyzer.library.schema import Pattern
-from analyzer.library.yamlfile import line_of, load_yaml, read_text
+from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 
 SCHEMA_LINE = "# yaml-language-server: $schema=../schema.json"
 
@@ -56,15 +54,9 @@ def load_pattern(path: Path) -> Pattern:
     data, lines = load_yaml(text, path)
     if not isinstance(data, dict):
         raise PatternError("a pattern file holds one mapping (title:, id:, ...)", path, 1)
-    try:
-        pattern = Pattern.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"]) or ("description",)  # whole-model checks are about the texts
-        field = ".".join(str(p) for p in loc) or "(file)"
-        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise PatternError(f"{field}: {err['msg']}{more}", path, line_of(lines, loc),
-                           help="see patterns/README.md for every field") from exc
+    # whole-model checks (placeholders) are about the texts: blame the description
+    pattern = validate(Pattern, data, lines, path, help="see patterns/README.md for every field",
+                       whole_model=("description",))
     _check_placement(pattern, path, lines)
     return pattern
 

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from analyzer.errors import PatternError
-from analyzer.library.yamlfile import line_of, load_yaml, read_text
+from analyzer.library.yamlfile import M, load_yaml, read_text, validate
 from analyzer.models import Confidence, Severity
 
 RULES_DIR = "_rules"
@@ -94,14 +93,9 @@ class RuleBook:
         return RuleBook({}, {}, [], [])
 
 
-def _load(path: Path, model: type[Strict]) -> Strict:
+def _load(path: Path, model: type[M]) -> M:
     data, lines = load_yaml(read_text(path), path)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        raise PatternError(f"{'.'.join(str(p) for p in loc)}: {err['msg']}", path, line_of(lines, loc)) from exc
+    return validate(model, data, lines, path)
 
 
 def load_rulebook(patterns_root: Path) -> RuleBook:
@@ -112,8 +106,6 @@ def load_rulebook(patterns_root: Path) -> RuleBook:
     compat = _load(folder / "compat.yaml", CompatFile)
     rules = _load(folder / "rules.yaml", RulesFile)
     chains = _load(folder / "chains.yaml", ChainsFile)
-    assert isinstance(facts, FactsFile) and isinstance(compat, CompatFile)
-    assert isinstance(rules, RulesFile) and isinstance(chains, ChainsFile)
     return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains)
 
 

@@ -7,9 +7,10 @@ each value's path to the line it was written on, so validation errors name file:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
 from analyzer.errors import PatternError
 
@@ -19,6 +20,7 @@ MAX_BYTES = 256 * 1024
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Location = tuple[str | int, ...]
+M = TypeVar("M", bound=BaseModel)
 _YAML_HELP = "quote strings that contain ': ' or start with a backquote, [, { or *; plain data only, no tags"
 
 
@@ -72,3 +74,17 @@ def line_of(lines: dict[Location, int], loc: Location) -> int | None:
         if loc[:end] in lines:
             return lines[loc[:end]]
     return None
+
+
+def validate(model: type[M], data: Any, lines: dict[Location, int], path: Path, help: str | None = None,
+             whole_model: Location = ()) -> M:
+    """`model` from parsed YAML; the first error as `path:line: field: reason (+N more)`.
+    `whole_model` is the location to blame for errors of a model-level check."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"]) or whole_model
+        field = ".".join(str(p) for p in loc) or "(file)"
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise PatternError(f"{field}: {err['msg']}{more}", path, line_of(lines, loc), help=help) from exc
