@@ -78,7 +78,8 @@ def _terminal(report: Report, con: Console, explain: bool = False) -> None:
     if report.facts:
         con.print(_facts(report))
     if report.timeline:
-        con.print(_timeline(report, single))
+        for line in _timeline(report, single):
+            con.print(line, no_wrap=True, overflow="ellipsis")
     for w in report.warnings:
         con.print(Text(f"warning: {w}", style="sev.medium"))
 
@@ -89,22 +90,29 @@ def _facts(report: Report) -> Table:
     grid.add_column("value", style="evidence")
     grid.add_column("evidence", style="location")
     for fact in report.facts.values():
-        where = f"line {fact.evidence.line}" + (" (from the GPU name)" if fact.derived else "")
+        where = f"line {fact.evidence.line}"
         grid.add_row(fact.label, fact.value, where)
     return grid
 
 
-def _timeline(report: Report, single: bool) -> Table:
-    grid = Table(title="Timeline", title_justify="left", title_style="title", box=None, padding=(0, 1))
-    grid.add_column("time", style="muted", no_wrap=True)
-    grid.add_column("where", style="location", no_wrap=True)
-    grid.add_column("what", no_wrap=True)
-    grid.add_column("line", style="evidence")
+def _timeline(report: Report, single: bool) -> list[Text]:
+    """One line per event: time of day, input line, what (a lifecycle step or the finding
+    number it belongs to), and the log text; the caller cuts lines at the screen width."""
+    holder: dict[str, int] = {}
+    for f in report.findings:
+        for pid in [f.id, *f.members, *(s.id for s in f.symptoms)]:
+            holder.setdefault(pid, f.rank)
+    day = next((e.time[:10] for e in report.timeline if e.time), "")
+    lines = [Text(f"Timeline {day}".strip(), style="title")]
     for e in report.timeline:
-        where = f"line {e.line}" if single else f"{e.path}:{e.line}"
-        grid.add_row(e.time or "", where, e.kind, f"{e.unit + ': ' if e.unit and e.unit not in e.text else ''}"
-                     f"{e.text[:100]}")
-    return grid
+        when = (e.time[11:19] if e.time and e.time[:10] == day else e.time) or ""
+        where = str(e.line) if single else f"{e.path}:{e.line}"
+        what = f"finding #{holder[e.kind]}" if e.kind in holder else e.kind
+        unit = f"{e.unit}: " if e.unit and e.unit not in e.text else ""
+        lines.append(Text.assemble((f" {when} ", "muted"), (f"{where:>5}  ", "location"),
+                                   (f"{what:<11} ", "sev.high" if e.kind in holder else "title"),
+                                   (unit + e.text, "evidence")))
+    return lines
 
 
 def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:

@@ -120,3 +120,22 @@ def test_timeline_with_restarts(library: CompiledLibrary) -> None:
         ("host-oom-killed-service", 1, "kernel"), ("exit", 2, "sglang.service"), ("restart", 3, "sglang.service"),
         ("start", 4, "sglang.service"), ("ready", 5, "python3")]
     assert timeline[0].time == "2026-05-03T09:58:10Z"
+
+
+def test_chain_disk_full_then_failures(library: CompiledLibrary) -> None:
+    log = b"""2026-05-03T10:00:00+0000 h ollama[7]: Error: write /usr/share/ollama/.ollama/models/blobs/sha256-b8dab3-partial: no space left on device
+2026-05-03T10:05:00+0000 h python3[9]: safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer
+"""
+    top = analyze_bytes(log, library).findings[0]
+    assert (top.id, top.members[0]) == ("disk-full-then-failures", "disk-full-no-space-left-on-device")
+    assert "checkpoint-file-corrupted" in top.members
+
+
+def test_chain_crash_loop_hits_start_limit(library: CompiledLibrary) -> None:
+    crash = "2026-05-03T10:00:0{i}+0000 h python3[{pid}]: ImportError: libcudart.so.12: cannot open shared object file: No such file or directory"
+    lines = [crash.format(i=i, pid=100 + i) for i in range(3)]
+    lines.append("2026-05-03T10:00:09+0000 h systemd[1]: vllm.service: Start request repeated too quickly.")
+    report = analyze_bytes(("\n".join(lines) + "\n").encode(), library)
+    top = report.findings[0]
+    assert (top.id, top.members[0]) == ("crash-loop-hits-start-limit", "cuda-runtime-library-not-found")
+    assert top.evidence[-1].line == 4 and "systemd-start-limit-hit" in top.members
