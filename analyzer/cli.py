@@ -326,6 +326,8 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _fail(f"internal error: {type(exc).__name__}: {exc} (set TRIAGE_DEBUG=1 for the traceback, "
               "and please report it)", ExitCode.INTERNAL)
+    if code == ExitCode.INTERRUPTED:  # click turns Ctrl-C into an abort with this code
+        _fail("interrupted", ExitCode.INTERRUPTED)
     sys.exit(int(code) if isinstance(code, int) else ExitCode.OK)
 
 

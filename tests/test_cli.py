@@ -186,3 +186,28 @@ def test_broken_pipe_is_quiet() -> None:
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+def test_closed_stdin_is_a_clear_error() -> None:
+    res = subprocess.run([sys.executable, "-m", "analyzer", "-"], stdin=subprocess.DEVNULL, capture_output=True,
+                         cwd=ROOT)
+    assert res.returncode == 2 and b"empty input" in res.stderr
+    code = "import sys; sys.stdin.close(); sys.argv = ['triage', '-']\nfrom analyzer.cli import main\nmain()"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT)
+    assert res.returncode == 2 and b"standard input is closed" in res.stderr
+
+
+def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    big = tmp_path / "big.log"
+    line = b"May 03 10:00:00 h app[1]: request ok, nothing to see here\n"
+    big.write_bytes(line * 400_000)
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer", "--engine", "python", "--no-kb", str(big)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)  # past start-up, well inside the ~13 s scan
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert err.decode().strip().endswith("interrupted") and b"Traceback" not in err

@@ -97,6 +97,8 @@ def _reason(exc: BaseException) -> str:
 def open_source(name: str, form: InputForm = InputForm.auto) -> Source:
     """Open `name` ("-" is stdin) and sniff its form unless `form` is given."""
     if name == "-":
+        if sys.stdin is None or sys.stdin.closed:
+            raise InputError("standard input is closed: pipe a log into triage, or name a file", name)
         stream: IO[bytes] = sys.stdin.buffer
     else:
         path = Path(name)
