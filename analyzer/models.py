@@ -148,6 +148,7 @@ class InputSummary(Model):
     format: str
     lines: int
     bytes: int = 0
+    undecodable: int = 0  # lines that were not valid UTF-8, read with replacement characters
 
 
 class Fact(Model):

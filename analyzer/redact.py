@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from analyzer.models import Evidence, Report
+
 REDACTED = "[REDACTED]"
 
 SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -44,3 +46,23 @@ def redact(text: str, hosts: bool = False) -> str:
     for _name, pattern in SECRETS + (HOSTS if hosts else ()):
         text = _replace(pattern, text)
     return text
+
+
+def redact_report(report: Report, hosts: bool = False) -> Report:
+    """The report with every text taken from the log (evidence, facts, timeline, captures)
+    redacted; what the library wrote (titles, causes, fixes) is left as it is."""
+
+    def ev(e: Evidence) -> Evidence:
+        return e.model_copy(update={"text": redact(e.text, hosts)})
+
+    findings = [f.model_copy(update={
+        "evidence": [ev(e) for e in f.evidence],
+        "captures": {k: redact(v, hosts) for k, v in f.captures.items()},
+        "cause": redact(f.cause, hosts),
+        "symptoms": [s.model_copy(update={"evidence": [ev(e) for e in s.evidence]}) for s in f.symptoms],
+    }) for f in report.findings]
+    facts = {k: f.model_copy(update={"value": redact(f.value, hosts), "evidence": ev(f.evidence)})
+             for k, f in report.facts.items()}
+    timeline = [t.model_copy(update={"text": redact(t.text, hosts), "host": redact(t.host, hosts) if t.host else None})
+                for t in report.timeline]
+    return report.model_copy(update={"findings": findings, "facts": facts, "timeline": timeline})

@@ -51,7 +51,10 @@ class Run:
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
-                                        bytes=source.bytes_read))
+                                        bytes=source.bytes_read, undecodable=source.undecodable))
+        if source.undecodable:
+            self.warnings.append(f"{source.name}: {source.undecodable} line(s) are not valid UTF-8; "
+                                 "they were read with replacement characters")
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)

@@ -37,3 +37,17 @@ def test_hosts_only_on_request() -> None:
     line = "NCCL WARN Net : Connect to 10.1.2.200<43215> failed on gpu-7.cluster.internal"
     assert redact(line) == line
     assert "10.1.2.200" not in redact(line, hosts=True) and "cluster.internal" not in redact(line, hosts=True)
+
+
+def test_report_redaction_keeps_the_diagnosis(library) -> None:  # type: ignore[no-untyped-def]
+    from analyzer.redact import redact_report
+    from tests.conftest import analyze_bytes
+
+    log = (b"2026-05-03T10:00:00+0000 gpu-7.cluster.internal python3[9]: HF_TOKEN=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345 "
+           b"Access to model meta-llama/Llama-3.1-8B is restricted. You must be authenticated to access it.\n")
+    report = analyze_bytes(log, library)
+    clean = redact_report(report, hosts=True)
+    text = clean.model_dump_json()
+    assert "hf_aBcDeF" not in text and "cluster.internal" not in text
+    assert clean.findings[0].id == report.findings[0].id == "hf-gated-repo-needs-token"
+    assert "is restricted" in clean.findings[0].evidence[0].text

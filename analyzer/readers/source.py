@@ -36,6 +36,7 @@ class Source:
     process: subprocess.Popen[bytes] | None = None
     bytes_read: int = 0
     lines: int = 0
+    undecodable: int = 0  # lines that are not valid UTF-8 (read with replacement characters)
     _closed: bool = field(default=False, repr=False)
 
     def chunks(self, size: int = CHUNK) -> Iterator[bytes]:
@@ -60,6 +61,10 @@ class Source:
     def _count(self, chunk: bytes) -> bytes:
         self.bytes_read += len(chunk)
         self.lines += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+        try:
+            chunk.decode("utf-8")  # C speed; only a chunk with bad bytes is looked at line by line
+        except UnicodeDecodeError:
+            self.undecodable += sum(1 for line in chunk.split(b"\n") if not _utf8(line))
         return chunk
 
     def _read(self, size: int) -> bytes:
@@ -86,6 +91,14 @@ class Source:
             if self.process.returncode not in (0, None):
                 raise InputError(f"journalctl failed: {err.splitlines()[-1] if err else 'no output'}",
                                  self.name)
+
+
+def _utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _reason(exc: BaseException) -> str:
