@@ -222,9 +222,8 @@ def _load_all(roots: Sequence[Path]) -> tuple[Library, list[Problem]]:
             good.append(PatternFile(load_pattern(path), path))
         except PatternError:
             continue
-    seen: set[str] = set()
-    unique = [pf for pf in good if not (pf.pattern.id in seen or seen.add(pf.pattern.id))]  # type: ignore[func-returns-value]
-    return Library(tuple(unique)), problems
+    first = {pf.pattern.id: pf for pf in reversed(good)}  # the first file of a duplicated id wins
+    return Library(tuple(pf for pf in good if first[pf.pattern.id] is pf)), problems
 
 
 def known_false_positives(roots: Sequence[Path]) -> dict[str, set[str]]:
