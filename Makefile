@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup system example test lint typecheck unit schema clean
+.PHONY: setup system example test lint typecheck unit bench schema clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,7 @@ example: setup
 	$(VENV)/bin/triage examples/founding-incident.log
 
 lint: setup
-	$(PY) -m ruff check analyzer tests examples
+	$(PY) -m ruff check analyzer tests examples bench
 
 typecheck: setup
 	$(PY) -m mypy
@@ -30,6 +30,9 @@ unit: setup
 	$(PY) -m pytest -q
 
 test: system setup lint typecheck unit
+
+bench: setup system
+	$(PY) bench/run.py --sizes 100M,1G
 
 schema: setup
 	$(VENV)/bin/triage patterns schema --out patterns/schema.json

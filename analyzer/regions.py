@@ -2,7 +2,8 @@
 
 Each hit opens a window of BEFORE lines before it and AFTER lines after it, widened
 backwards over indented continuation lines so that a multi-line entry is never cut at the
-top. Windows are merged, also across chunk boundaries, so every input line is parsed at
+top. Only the start of a multi-line block (a traceback, a C++ terminate) looks far ahead
+(LONG_AFTER lines, for the body that follows); a line that matched looks a few lines on. Windows are merged, also across chunk boundaries, so every input line is parsed at
 most once and in order. Memory holds one chunk and the regions in flight.
 """
 
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from analyzer.scan import Engine, Trigger
 
 BEFORE = 60
-AFTER = 400
+AFTER = 8
+LONG_AFTER = 400
+LONG_KEYS = frozenset({"@traceback", "@terminate"})
 MAX_CONTINUATION = 2000
 
 
@@ -72,6 +75,7 @@ class RegionBuilder:
         self.keys = [t.key for t in triggers]
         self.before = before
         self.after = after
+        self.reach = [LONG_AFTER if t.key in LONG_KEYS else after for t in triggers]
 
     def regions(self, chunks: Iterable[bytes]) -> Iterator[Region]:
         """Chunks must end at a line boundary (the source guarantees it)."""
@@ -118,7 +122,7 @@ class RegionBuilder:
             line += chunk.count(b"\n", counted, pos)
             counted = pos
             begin = _line_start(chunk, pos)
-            end = _forward(chunk, begin, self.after + 1)[0]
+            end = _forward(chunk, begin, self.reach[idx] + 1)[0]
             if windows and begin < windows[-1].end:
                 windows[-1].add(line, self.keys[idx], end)
                 continue
@@ -130,7 +134,7 @@ class RegionBuilder:
             if w.start == 0 and tail:
                 lines = tail + lines
                 first -= len(tail)
-            yield Region(first, lines, w.hits), (self.after if w.end >= len(chunk) else 0)
+            yield Region(first, lines, w.hits), (LONG_AFTER if w.end >= len(chunk) else 0)
 
 
 @dataclass(slots=True)
