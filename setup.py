@@ -1,4 +1,4 @@
-"""Build hook: copy the data folders (patterns/, kb/) into the wheel as analyzer/_data/.
+"""Build hook: copy the data folders (patterns/, kb/, site/) into the wheel as analyzer/_data/.
 
 The pattern library and the knowledge base live at the top of the repository, where
 contributors find them; an installed `triage` must carry them, so the build copies them
@@ -11,7 +11,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-DATA_DIRS = ("patterns", "kb")
+DATA_DIRS = ("patterns", "kb", "site")  # site/: the templates and assets of `triage site build`
 
 
 class BuildWithData(build_py):

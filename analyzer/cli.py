@@ -31,8 +31,10 @@ patterns_app = typer.Typer(no_args_is_help=True, help="Browse and test the patte
 app.add_typer(patterns_app, name="patterns")
 kb_app = typer.Typer(no_args_is_help=True, help="The knowledge base of postmortems.")
 app.add_typer(kb_app, name="kb")
+site_app = typer.Typer(no_args_is_help=True, help="A static site of the patterns and postmortems.")
+app.add_typer(site_app, name="site")
 
-SUBCOMMANDS = {"analyze", "patterns", "kb", "search"}
+SUBCOMMANDS = {"analyze", "patterns", "kb", "search", "site"}
 
 IndexOpt = Annotated[Path | None, typer.Option("--index", help="The DuckDB index file (default: in ~/.cache/triage).")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Embedding model folder (default: all-MiniLM-L6-v2).")]
@@ -287,6 +289,37 @@ def search(
     if kind not in (None, "postmortem", "pattern"):
         raise TriageError(f"--kind must be postmortem or pattern, not {kind!r}")
     commands.search(query, limit, kind, fmt, index, model)
+    return ExitCode.OK
+
+
+@site_app.command("build")
+def site_build(
+    out: Annotated[Path | None, typer.Option("--out", help="Folder to write (default: site/_build).")] = None,
+    index: IndexOpt = None,
+    model: ModelOpt = None,
+) -> int:
+    """Build the static site: a page per pattern and postmortem, offline search, no network.
+
+    Example: triage site build --out /tmp/site && xdg-open /tmp/site/index.html
+    """
+    from analyzer.site import commands
+
+    commands.build(out, index, model)
+    return ExitCode.OK
+
+
+@site_app.command("serve")
+def site_serve(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 8000,
+    directory: Annotated[Path | None, typer.Option("--dir", help="A built site (default: site/_build).")] = None,
+) -> int:
+    """Serve the built site on 127.0.0.1 only (it is built first when missing).
+
+    Example: triage site serve --port 8000
+    """
+    from analyzer.site import commands
+
+    commands.serve(directory, port)
     return ExitCode.OK
 
 

@@ -3,8 +3,9 @@
 Each hit opens a window of BEFORE lines before it and AFTER lines after it, widened
 backwards over indented continuation lines so that a multi-line entry is never cut at the
 top. Only the start of a multi-line block (a traceback, a C++ terminate) looks far ahead
-(LONG_AFTER lines, for the body that follows); a line that matched looks a few lines on. Windows are merged, also across chunk boundaries, so every input line is parsed at
-most once and in order. Memory holds one chunk and the regions in flight.
+(LONG_AFTER lines, for the body that follows); a line that matched looks a few lines on.
+Windows are merged, also across chunk boundaries, so every input line is parsed at most
+once and in order. Memory holds one chunk and the regions in flight.
 """
 
 from __future__ import annotations

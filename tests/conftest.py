@@ -66,3 +66,14 @@ def journal_file(tmp_path_factory: pytest.TempPathFactory, export_stream: bytes)
 def render(journal: Path, mode: str) -> bytes:
     return subprocess.run(["journalctl", "--file", str(journal), "-o", mode, "--no-pager"],
                           check=True, capture_output=True).stdout
+
+
+@pytest.fixture(scope="session")
+def kb_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The real search index, built once per session with the real model (the slow part)."""
+    from analyzer.kb.index import ensure, plan
+
+    p = plan(tmp_path_factory.mktemp("index") / "kb.duckdb")
+    stats = ensure(p, rebuild=True)
+    assert stats is not None and 0 < stats.embedded <= stats.chunks  # identical passages are embedded once
+    return p

@@ -13,7 +13,7 @@ from analyzer.data import data_dir
 from analyzer.errors import PatternError
 from analyzer.kb.documents import Document
 from analyzer.kb.embed import NumpyMiniLM, SentenceTransformerEmbedder, model_path
-from analyzer.kb.index import IndexPlan, ensure, plan
+from analyzer.kb.index import IndexPlan, ensure
 from analyzer.kb.lint import lint_kb
 from analyzer.kb.postmortems import load_kb, load_postmortem
 from analyzer.kb.search import search
@@ -86,12 +86,8 @@ def test_damaged_or_foreign_index_is_reported_and_rebuilt(tmp_path: Path) -> Non
 
 
 @pytest.fixture(scope="session")
-def index(tmp_path_factory: pytest.TempPathFactory) -> IndexPlan:
-    """The real index, built with the real model (the slow part of the suite)."""
-    p = plan(tmp_path_factory.mktemp("index") / "kb.duckdb")
-    stats = ensure(p, rebuild=True)
-    assert stats is not None and 0 < stats.embedded <= stats.chunks  # identical passages are embedded once
-    return p
+def index(kb_index: IndexPlan) -> IndexPlan:
+    return kb_index
 
 
 def test_index_is_fresh_after_build_and_reuses_everything(index: IndexPlan) -> None:
