@@ -73,6 +73,9 @@ def analyze(
     explain: Annotated[bool, typer.Option("--explain", help="Show why each finding is ranked where it is.")] = False,
     index: IndexOpt = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Skip related postmortems and suggestions.")] = False,
+    redact: Annotated[str | None, typer.Option(
+        "--redact", help="Remove secrets from the output ('secrets'), and host names and addresses too ('hosts')."
+    )] = None,
     engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
 ) -> int:
     """Analyse logs and report the most likely root causes, ranked.
@@ -86,7 +89,13 @@ def analyze(
     if not files and not journal_dir:
         raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
     library = load(patterns or [], _engine(engine))
+    if redact not in (None, "secrets", "hosts"):
+        raise TriageError(f"--redact takes 'secrets' or 'hosts', not {redact!r}")
     report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb, index=index)
+    if redact is not None:
+        from analyzer.redact import redact_report
+
+        report = redact_report(report, hosts=redact == "hosts")
     render.render(report, fmt, explain=explain)
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
         return ExitCode.FINDINGS

@@ -211,3 +211,16 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path) -> None:
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
     assert err.decode().strip().endswith("interrupted") and b"Traceback" not in err
+
+
+def test_redact_option(tmp_path: Path) -> None:
+    log = tmp_path / "svc.log"
+    log.write_text("2026-05-03T10:00:00+0000 gpu-7.cluster.internal python3[9]: "
+                   "HF_TOKEN=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345 Access to model meta-llama/Llama-3.1-8B "
+                   "is restricted. You must be authenticated to access it.\n")
+    plain = triage("--format", "json", "--no-kb", str(log)).stdout.decode()
+    secrets = triage("--format", "json", "--no-kb", "--redact", "secrets", str(log)).stdout.decode()
+    hosts = triage("--format", "json", "--no-kb", "--redact", "hosts", str(log)).stdout.decode()
+    assert "hf_aBcDeF" in plain and "hf_aBcDeF" not in secrets and "cluster.internal" in secrets
+    assert "cluster.internal" not in hosts and "hf-gated-repo-needs-token" in hosts
+    assert triage("--redact", "everything", str(log)).returncode == 2
