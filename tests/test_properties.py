@@ -61,3 +61,15 @@ def test_journal_json_byte_array_messages(msg: bytes) -> None:
     line = json.dumps({"MESSAGE": list(msg), "_PID": "3", "__REALTIME_TIMESTAMP": "1"}).encode()
     (record,) = parse_lines([line], InputForm.journal_json)
     assert record.message == msg.decode("utf-8", "replace")
+
+
+def test_crlf_truncated_json_and_nul_bytes(library: CompiledLibrary) -> None:
+    crlf = b"May 03 10:00:00 h kernel: Out of memory: Killed process 7 (python3) total-vm:1kB\r\n"
+    (record,) = parse_lines(crlf.rstrip(b"\n").split(b"\n"), InputForm.journal_short)
+    assert record.message.endswith("total-vm:1kB")
+    broken_json = [b'{"MESSAGE": "ok", "_PID": "1"}', b'{"MESSAGE": "trunc', b"[1, 2, 3]", b"null", b'"just a string"']
+    assert [r.message for r in parse_lines(broken_json, InputForm.journal_json)] == ["ok"]
+    run = Run(library)
+    data = b"text line\n" * 1000 + b"a\x00b\nOut of memory: Killed process 7 (x) total-vm:1kB\n"
+    run.read(open_bytes("nul.log", data))  # a NUL past the first block is data, not a binary file
+    assert run.report().findings[0].id == "host-oom-killed-service"

@@ -26,9 +26,10 @@ PARSERS: dict[InputForm, Parser] = {
 
 
 def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:
-    """Export binary fields must survive a round trip to bytes; other forms replace."""
-    errors = "surrogateescape" if form is InputForm.journal_export else "replace"
-    return [line.decode("utf-8", errors) for line in raw]
+    """Export binary fields must survive a round trip to bytes; other forms replace bad bytes."""
+    if form is InputForm.journal_export:  # binary fields may hold any byte, \r included
+        return [line.decode("utf-8", "surrogateescape") for line in raw]
+    return [line.decode("utf-8", "replace").removesuffix("\r") for line in raw]  # CRLF logs
 
 
 def parse_lines(raw: Sequence[bytes], form: InputForm, first_line: int = 1, path: str = "-") -> list[Record]:
