@@ -63,14 +63,14 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
             end = i + 1
             while end < len(lines) and NCCL.search(lines[end].text):
                 end += 1
-            yield _block(records, lines[i:end], EventKind.nccl_block)
+            yield _event(records, lines[i:end], EventKind.nccl_block)
         else:
             end = i + 1
             while end < len(lines) and lines[end].record == lines[i].record:
                 end += 1
             kind = EventKind.kernel_block if end - i > 1 and records[lines[i].record].unit == "kernel" \
                 else EventKind.line
-            yield _block(records, lines[i:end], kind)
+            yield _event(records, lines[i:end], kind)
         i = max(end, i + 1)
 
 
@@ -125,10 +125,6 @@ def _traceback(records: list[Record], block: list[_Line]) -> Event:
 def _terminate(records: list[Record], block: list[_Line], exc_type: str) -> Event:
     msg = next((m["msg"] for ln in block if (m := WHAT.match(ln.text))), None)
     return _event(records, block, EventKind.cpp_terminate, exc_type, msg)
-
-
-def _block(records: list[Record], block: list[_Line], kind: EventKind) -> Event:
-    return _event(records, block, kind)
 
 
 def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type: str | None = None,

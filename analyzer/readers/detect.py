@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from analyzer.models import InputForm
 from analyzer.readers.journal_text import _SHORT_LINE, _VERBOSE_HEAD
@@ -54,7 +53,3 @@ def looks_binary(head: bytes) -> bool:
     """A file that is not text: NUL bytes in the first block (journal files are handled first)."""
     sample = head[:8192]
     return b"\x00" in sample
-
-
-def form_names() -> Sequence[str]:
-    return [f.value for f in InputForm]
