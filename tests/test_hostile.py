@@ -66,24 +66,37 @@ source: tests
 _BUILD = """
 import sys, time
 from pathlib import Path
+from analyzer.kb import store
 from analyzer.kb.documents import Document
-from analyzer.kb.store import build_index
+
+path, delay, stamp, phase = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def pause(where):
+    if where == phase:
+        print(where, flush=True)
+        time.sleep(delay)
 
 class Slow:
     name = "slow"
     def embed(self, texts):
-        time.sleep(float(sys.argv[2]))
+        pause("embedding")
         return [[0.1] * 384 for _ in texts]
 
+write = store._write
+def slow_write(*args):
+    write(*args)
+    pause("written")  # the new index is complete in its temporary file, not yet renamed
+store._write = slow_write
+
 docs = [Document(id=f"d{i}", kind="postmortem", title=f"doc {i}", path="x", fix=["f"],
-                 chunks=[f"{sys.argv[3]} {i}"]) for i in range(3)]
-build_index(Path(sys.argv[1]), docs, Slow, "slow", sys.argv[3])
+                 chunks=[f"{stamp} {i}"]) for i in range(3)]
+store.build_index(path, docs, Slow, "slow", stamp)
 """
 
 
-def _build(path: Path, delay: float, stamp: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", _BUILD, str(path), str(delay), stamp], cwd=ROOT,
-                            stderr=subprocess.PIPE)
+def _build(path: Path, delay: float, stamp: str, phase: str = "") -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", _BUILD, str(path), str(delay), stamp, phase], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _titles(path: Path) -> list[str]:
@@ -100,11 +113,17 @@ def test_index_survives_a_killed_indexer(tmp_path: Path) -> None:
     path = tmp_path / "index.duckdb"
     assert _build(path, 0, "first").wait(timeout=120) == 0
     before = _titles(path)
-    proc = _build(path, 30, "second")
-    time.sleep(3)  # inside the slow embedding
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert _titles(path) == before == ["first 0", "first 1", "first 2"]
+    for phase in ("embedding", "written"):  # killed while embedding, and with the new file written aside
+        proc = _build(path, 60, "second", phase)
+        assert proc.stdout is not None and proc.stdout.readline().decode().strip() == phase
+        if phase == "written":
+            assert [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert _titles(path) == before == ["first 0", "first 1", "first 2"]
+    assert _build(path, 0, "third").wait(timeout=120) == 0  # a leftover temporary file does not block a rebuild
+    assert _titles(path) == ["third 0", "third 1", "third 2"]
+    assert sorted(os.listdir(tmp_path)) == ["index.duckdb"]  # the killed builds' files are cleared
 
 
 def test_readers_see_no_lock_error_while_reindexing(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ def build_index(path: Path, docs: Sequence[Document], embedder: Callable[[], Emb
         vectors = embedder().embed([texts[h] for h in missing])
         reuse.update(zip(missing, vectors, strict=True))
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
@@ -102,7 +103,27 @@ def build_index(path: Path, docs: Sequence[Document], embedder: Callable[[], Emb
     finally:
         con.close()
         tmp.unlink(missing_ok=True)
+        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
     return BuildStats(len(docs), len(rows), len(missing))
+
+
+def _remove_orphans(path: Path) -> None:
+    """Temporary files left by indexers that were killed (their process is gone)."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2:-len(".tmp")]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+            tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, str]],
