@@ -68,6 +68,7 @@ class Record:
     pid: int | None = None
     priority: int | None = None
     worker: str | None = None  # per-worker prefix: "VllmWorker rank=3 pid=1234", "TP3", "rank0"
+    plain: bool = False  # the line did not parse in its input's form (a cut JSON line) and was read as text
 
     @property
     def process(self) -> str:
@@ -149,6 +150,7 @@ class InputSummary(Model):
     lines: int
     bytes: int = 0
     undecodable: int = 0  # lines that were not valid UTF-8, read with replacement characters
+    plain: int = 0  # lines near matches that did not parse in the input's form, read as plain text
 
 
 class Fact(Model):

@@ -42,8 +42,10 @@ class Run:
 
     def read(self, source: Source) -> None:
         builder = RegionBuilder(self.library.engine(source.form), self.library.triggers)
+        plain = 0
         for region in builder.regions(source.chunks()):
             records = parse_lines(region.lines, source.form, region.first_line, source.name)
+            plain += sum(r.plain for r in records)
             events = build_events(records)
             found = list(match_events(events, region.hits, self.library.patterns, self.warnings))
             self.matches.extend(found)
@@ -51,10 +53,13 @@ class Run:
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
-                                        bytes=source.bytes_read, undecodable=source.undecodable))
+                                        bytes=source.bytes_read, undecodable=source.undecodable, plain=plain))
         if source.undecodable:
             self.warnings.append(f"{source.name}: {source.undecodable} line(s) are not valid UTF-8; "
                                  "they were read with replacement characters")
+        if plain:
+            self.warnings.append(f"{source.name}: {plain} line(s) near matches are not {source.form.value} "
+                                 "entries (cut or mixed in); they were read as plain text")
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)

@@ -29,7 +29,7 @@ def test_json_contract() -> None:
     doc = json.loads(res.stdout)
     assert doc["version"] == 1
     assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 53,
-                              "bytes": EXAMPLE.stat().st_size, "undecodable": 0}]
+                              "bytes": EXAMPLE.stat().st_size, "undecodable": 0, "plain": 0}]
     required = {"rank", "id", "kind", "title", "severity", "confidence", "cause", "fix", "avoid", "evidence",
                 "count", "captures", "related"}
     for i, f in enumerate(doc["findings"], 1):

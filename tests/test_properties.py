@@ -15,6 +15,7 @@ from analyzer.readers import PARSERS, parse_lines
 from analyzer.readers.detect import detect
 from analyzer.readers.source import open_bytes
 from analyzer.triage import Run
+from tests.conftest import analyze_bytes
 
 FORMS = list(PARSERS)
 
@@ -68,7 +69,15 @@ def test_crlf_truncated_json_and_nul_bytes(library: CompiledLibrary) -> None:
     (record,) = parse_lines(crlf.rstrip(b"\n").split(b"\n"), InputForm.journal_short)
     assert record.message.endswith("total-vm:1kB")
     broken_json = [b'{"MESSAGE": "ok", "_PID": "1"}', b'{"MESSAGE": "trunc', b"[1, 2, 3]", b"null", b'"just a string"']
-    assert [r.message for r in parse_lines(broken_json, InputForm.journal_json)] == ["ok"]
+    records = parse_lines(broken_json, InputForm.journal_json)
+    assert [(r.message, r.plain) for r in records] == [("ok", False), ('{"MESSAGE": "trunc', True), ("[1, 2, 3]", True),
+                                                       ("null", True), ('"just a string"', True)]
+    cut = (b'{"MESSAGE": "starting", "_PID": "9", "__REALTIME_TIMESTAMP": "1"}\n' * 50
+           + b'{"MESSAGE": "Out of memory: Killed process 7 (python3) total-vm:1kB", "_PI\n')
+    report = analyze_bytes(cut, library, "cut.json")  # a journal cut by a full disk mid-entry
+    assert report.inputs[0].format == "journal-json" and report.inputs[0].plain == 1
+    assert report.findings[0].id == "host-oom-killed-service"
+    assert any("1 line(s) near matches are not journal-json entries" in w for w in report.warnings)
     run = Run(library)
     data = b"text line\n" * 1000 + b"a\x00b\nOut of memory: Killed process 7 (x) total-vm:1kB\n"
     run.read(open_bytes("nul.log", data))  # a NUL past the first block is data, not a binary file

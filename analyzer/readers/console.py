@@ -17,8 +17,8 @@ from analyzer.readers.worker import split_worker
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 
 
-def _console_record(path: str, n: int, text: str, time: str | None = None,
-                    previous: Record | None = None) -> Record:
+def console_record(path: str, n: int, text: str, time: str | None = None,
+                   previous: Record | None = None, plain: bool = False) -> Record:
     """A line without a worker prefix continues the previous line's worker: SGLang and
     Python logging print a multi-line message (a traceback) with one prefix."""
     if m := _STAMP.match(text):
@@ -26,14 +26,14 @@ def _console_record(path: str, n: int, text: str, time: str | None = None,
     worker, wtime, message = split_worker(text)
     if worker is None and previous is not None:
         worker = previous.worker
-    return Record(path=path, line=n, end_line=n, message=message, time=time or wtime, worker=worker)
+    return Record(path=path, line=n, end_line=n, message=message, time=time or wtime, worker=worker, plain=plain)
 
 
 def parse_console(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
     previous: Record | None = None
     for i, text in enumerate(lines):
         if text.strip():
-            previous = _console_record(path, first_line + i, text.rstrip("\r"), previous=previous)
+            previous = console_record(path, first_line + i, text.rstrip("\r"), previous=previous)
             yield previous
 
 
@@ -46,9 +46,9 @@ def parse_docker(lines: Sequence[str], first_line: int, path: str) -> Iterator[R
             obj = None
         if not isinstance(obj, dict) or not isinstance(obj.get("log"), str):
             if text.strip():
-                yield _console_record(path, n, text)
+                yield console_record(path, n, text, plain=True)
             continue
         body = obj["log"].rstrip("\n")
         time = obj.get("time") if isinstance(obj.get("time"), str) else None
         for part in body.split("\n"):
-            yield _console_record(path, n, part, time)
+            yield console_record(path, n, part, time)

@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterator, Sequence
 
 from analyzer.models import Record
+from analyzer.readers.console import console_record
 from analyzer.readers.journal_text import _from_fields
 
 
@@ -29,14 +30,16 @@ def _text(value: object) -> str | None:
 
 
 def parse_json(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
+    """A line that is not a JSON object (cut by a full disk, or text mixed into the stream)
+    is kept as a plain-text record: its words may still be the error that matters."""
     for i, text in enumerate(lines):
-        if not text.startswith("{"):
-            continue
         try:
-            obj = json.loads(text)
+            obj = json.loads(text) if text.startswith("{") else None
         except ValueError:
-            continue
+            obj = None
         if not isinstance(obj, dict):
+            if text.strip():
+                yield console_record(path, first_line + i, text, plain=True)
             continue
         fields = {k: t for k, v in obj.items() if (t := _text(v)) is not None}
         if "__REALTIME_TIMESTAMP" in fields:
