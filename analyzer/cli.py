@@ -18,9 +18,8 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from analyzer import __version__
+from analyzer.choices import Format, InputForm, Severity
 from analyzer.errors import ExitCode, TriageError
-from analyzer.models import InputForm, Severity
-from analyzer.render import Format
 
 app = typer.Typer(
     name="triage", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -76,6 +75,7 @@ def analyze(
     redact: Annotated[str | None, typer.Option(
         "--redact", help="Remove secrets from the output ('secrets'), and host names and addresses too ('hosts')."
     )] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Read this many files at once.")] = 1,
     engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
 ) -> int:
     """Analyse logs and report the most likely root causes, ranked.
@@ -91,7 +91,9 @@ def analyze(
     library = load(patterns or [], _engine(engine))
     if redact not in (None, "secrets", "hosts"):
         raise TriageError(f"--redact takes 'secrets' or 'hosts', not {redact!r}")
-    report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb, index=index)
+    with render.progress_bar() as progress:
+        report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb,
+                              index=index, progress=progress, jobs=jobs)
     if redact is not None:
         from analyzer.redact import redact_report
 

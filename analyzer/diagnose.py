@@ -13,12 +13,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from analyzer.choices import Confidence
 from analyzer.clock import to_seconds
 from analyzer.facts import derive, newest
 from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
 from analyzer.library.rules import Chain, Rule, Step, Table, holds, resolve
-from analyzer.models import Confidence, Evidence, Fact, Finding, Match, Symptom, TimelineEntry
+from analyzer.models import Evidence, Fact, Finding, Match, Symptom, TimelineEntry
 
 CHAIN_BONUS = 6
 STALE_S = 86400

@@ -29,6 +29,10 @@ class TriageError(Exception):
         self.line = line
         self.help = help
 
+    def __reduce__(self) -> tuple[type, tuple[str, str | None, int | None, str | None]]:
+        """Keep the location across a process boundary (a `--jobs` worker's error)."""
+        return type(self), (self.message, self.path, self.line, self.help)
+
     def location(self) -> str:
         if self.path is None:
             return ""

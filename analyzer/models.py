@@ -13,45 +13,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class Severity(StrEnum):
-    info = "info"
-    low = "low"
-    medium = "medium"
-    high = "high"
-    critical = "critical"
-
-    @property
-    def rank(self) -> int:
-        return _SEVERITY_ORDER.index(self)
-
-
-_SEVERITY_ORDER = [Severity.info, Severity.low, Severity.medium, Severity.high, Severity.critical]
-
-
-class Confidence(StrEnum):
-    low = "low"
-    medium = "medium"
-    high = "high"
-
-    @property
-    def rank(self) -> int:
-        return ["low", "medium", "high"].index(self.value)
-
-
-class InputForm(StrEnum):
-    """The forms a reader understands; `auto` asks the detector."""
-
-    auto = "auto"
-    journal_short = "journal-short"  # short, short-iso, short-precise, short-unix, with-unit
-    journal_monotonic = "journal-monotonic"  # short-monotonic
-    journal_verbose = "journal-verbose"
-    journal_json = "journal-json"
-    journal_export = "journal-export"
-    kernel = "kernel"  # dmesg, with or without human timestamps
-    syslog = "syslog"
-    docker = "docker"  # docker json-file lines
-    console = "console"  # plain output of a process (also journalctl -o cat)
+from analyzer.choices import Confidence, Severity
 
 
 @dataclass(frozen=True, slots=True)

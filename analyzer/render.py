@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from enum import StrEnum
-from typing import Any, TextIO
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -19,7 +21,11 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
+from analyzer.choices import Format
 from analyzer.models import Finding, Report
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 THEME = Theme({
     "sev.critical": "bold white on red",
@@ -34,12 +40,6 @@ THEME = Theme({
     "muted": "dim",
     "title": "bold",
 })
-
-
-class Format(StrEnum):
-    terminal = "terminal"
-    json = "json"
-    markdown = "markdown"
 
 
 def console(file: TextIO | None = None, width: int | None = None) -> Console:
@@ -192,6 +192,42 @@ def to_markdown(report: Report) -> str:
     for w in report.warnings:
         lines.append(f"> warning: {w}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+PROGRESS_FROM = 8 * 1024 * 1024  # smaller inputs are read before a bar would be seen
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, int, int | None, int], None] | None]:
+    """A bar on stderr (bytes, rate, findings so far) for inputs over a few MB, when stderr
+    is a terminal; None otherwise, so that nothing of it reaches a pipe or a file."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TextColumn("{task.fields[rate]}"),
+                   TextColumn("{task.fields[found]} finding(s)"), console=error_console(), transient=True)
+    tasks: dict[str, TaskID] = {}
+    read: dict[str, int] = {}
+    start = time.monotonic()
+
+    def update(name: str, done: int, total: int | None, found: int) -> None:
+        read[name] = done  # the rate is over the whole run, all inputs: steadier than rich's window
+        rate = f"{sum(read.values()) / 1e6 / max(time.monotonic() - start, 1e-3):.0f} MB/s"
+        if name not in tasks:
+            if max(done, total or 0) < PROGRESS_FROM:
+                return
+            if not tasks:
+                bar.start()
+            tasks[name] = bar.add_task(Path(name).name, total=total, found=found, rate=rate)
+        bar.update(tasks[name], completed=done, found=found, rate=rate)
+
+    try:
+        yield update
+    finally:
+        if tasks:
+            bar.stop()
 
 
 def print_error(message: str) -> None:

@@ -9,15 +9,19 @@ every fixture).
 
 from __future__ import annotations
 
+import hashlib
+import platform
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 import regex
 
+from analyzer.cache import cache_dir, prune, read_cached, write_atomic
+from analyzer.choices import InputForm
 from analyzer.errors import PatternError
-from analyzer.models import InputForm
 
 Hit = tuple[int, int]  # (end offset in the buffer, index of the trigger)
 
@@ -62,11 +66,30 @@ class HyperscanEngine:
         self._hs = hyperscan
         exprs = [for_form(t.expr, form).encode() for t in triggers]
         flags = [self._flags(t) for t in triggers]
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        cached = database_path(exprs, flags)
+        self._db = self._load(cached)
+        if self._db is None:
+            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            try:
+                self._db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
+            except hyperscan.error as exc:
+                raise self._culprit(triggers, exprs, flags) from exc
+            if write_atomic(cached, hyperscan.dumpb(self._db)):
+                prune(cached.parent, keep=32)
+
+    def _load(self, path: Path) -> Any:
+        """A database compiled earlier for the same triggers on this kind of CPU (compiling
+        the library's few hundred triggers costs about half a second; loading, microseconds)."""
+        hs = self._hs
+        data = read_cached(path)
+        if data is None:
+            return None
         try:
-            self._db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=flags)
-        except hyperscan.error as exc:
-            raise self._culprit(triggers, exprs, flags) from exc
+            db = hs.loadb(data, hs.HS_MODE_BLOCK)
+            db.scratch = hs.Scratch(db)
+        except hs.error:  # damaged, or from another hyperscan build: compile again
+            return None
+        return db
 
     def _culprit(self, triggers: Sequence[Trigger], exprs: list[bytes], flags: list[int]) -> PatternError:
         """Compile the triggers one by one to name the one hyperscan refuses."""
@@ -116,6 +139,28 @@ class PythonEngine:
             hits.extend((m.end(), idx) for m in rx.finditer(buf) if m.end() > m.start())
         hits.sort()
         return hits
+
+
+def database_path(exprs: Sequence[bytes], flags: Sequence[int]) -> Path:
+    """Where the compiled database for these expressions lives: keyed by the expressions,
+    their flags, the hyperscan build and the CPU's features (a database is compiled for the
+    instruction set of the machine that built it; a home folder may be shared by several)."""
+    import hyperscan
+
+    h = hashlib.sha256()
+    for part in (getattr(hyperscan, "__version__", ""), platform.machine(), _cpu_flags(), repr(list(flags))):
+        h.update(part.encode() + b"\0")
+    for expr in exprs:
+        h.update(expr + b"\0")
+    return cache_dir() / "hyperscan" / f"{h.hexdigest()[:32]}.db"
+
+
+def _cpu_flags() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return ""
 
 
 def hyperscan_available() -> bool:

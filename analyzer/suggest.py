@@ -10,8 +10,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from analyzer.choices import Confidence, Severity
 from analyzer.events import EXCEPTION
-from analyzer.models import Confidence, Event, EventKind, Evidence, Finding, Related, Severity
+from analyzer.models import Event, EventKind, Evidence, Finding, Related
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 SEARCHED = 3  # templates looked up, most frequent first
@@ -68,6 +69,14 @@ class Collector:
                 last = event.records[-1]
                 self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
                                                                              text=line[:300]))
+
+    def merge(self, other: Collector) -> None:
+        """Fold in the collector of another input read elsewhere (a `--jobs` worker)."""
+        for template, item in other.items.items():
+            if template in self.items:
+                self.items[template].count += item.count
+            elif len(self.items) < MAX_TEMPLATES:
+                self.items[template] = item
 
     def top(self) -> list[Unexplained]:
         return sorted(self.items.values(), key=lambda u: -u.count)[:SEARCHED]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.choices import InputForm
 from analyzer.data import builtin_patterns
 from analyzer.diagnose import diagnose
 from analyzer.events import build_events
@@ -14,7 +15,7 @@ from analyzer.library.compile import CompiledLibrary, compile_library
 from analyzer.library.load import load_library
 from analyzer.library.rules import load_rulebook
 from analyzer.match import match_events
-from analyzer.models import Fact, InputForm, InputSummary, Match, Report
+from analyzer.models import Fact, InputSummary, Match, Report
 from analyzer.readers import parse_lines
 from analyzer.readers.source import Source, open_journal, open_source
 from analyzer.regions import RegionBuilder
@@ -29,6 +30,10 @@ def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None =
     return compile_library(load_library(roots), engine_factory, rulebook)
 
 
+# (input name, bytes read, bytes in all or None when unknown, patterns found so far)
+Progress = Callable[[str, int, int | None, int], None]
+
+
 @dataclass
 class Run:
     library: CompiledLibrary
@@ -39,11 +44,12 @@ class Run:
     facts: list[Fact] = field(default_factory=list)
     inputs: list[InputSummary] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    progress: Progress | None = None
 
     def read(self, source: Source) -> None:
         builder = RegionBuilder(self.library.engine(source.form), self.library.triggers)
         plain = 0
-        for region in builder.regions(source.chunks()):
+        for region in builder.regions(self._chunks(source)):
             records = parse_lines(region.lines, source.form, region.first_line, source.name)
             plain += sum(r.plain for r in records)
             events = build_events(records)
@@ -52,6 +58,7 @@ class Run:
             self.collector.add(events, {(r.path, r.line) for m in found for r in m.records})
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
+        self._tick(source)  # the last region is read after the last chunk
         self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
                                         bytes=source.bytes_read, undecodable=source.undecodable, plain=plain))
         if source.undecodable:
@@ -60,6 +67,24 @@ class Run:
         if plain:
             self.warnings.append(f"{source.name}: {plain} line(s) near matches are not {source.form.value} "
                                  "entries (cut or mixed in); they were read as plain text")
+
+    def _chunks(self, source: Source) -> Iterator[bytes]:
+        for chunk in source.chunks():
+            yield chunk  # the consumer asks for the next chunk once this one's regions are read
+            self._tick(source)
+
+    def _tick(self, source: Source) -> None:
+        if self.progress is not None:
+            found = len({m.pattern_id for m in self.matches if not self.library.is_signal(m.pattern_id)})
+            self.progress(source.name, source.bytes_read, source.size, found)
+
+    def absorb(self, other: Run) -> None:
+        """Take in what another run read (one input, in a `--jobs` worker)."""
+        self.matches.extend(other.matches)
+        self.facts.extend(other.facts)
+        self.inputs.extend(other.inputs)
+        self.warnings.extend(other.warnings)
+        self.collector.merge(other.collector)
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)
@@ -74,12 +99,19 @@ class Run:
 
 def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
             form: InputForm = InputForm.auto, journal_dirs: Sequence[str] = (), knowledge: bool = True,
-            index: Path | None = None) -> Report:
+            index: Path | None = None, progress: Progress | None = None, jobs: int = 1) -> Report:
     """Analyse log inputs (paths, "-" for stdin) and journal folders; return the ranked report,
-    with related postmortems and suggestions from the knowledge base unless `knowledge` is off."""
-    run = Run(library or load(), knowledge=knowledge, index=index)
-    for name in inputs:
-        run.read(open_source(name, form))
+    with related postmortems and suggestions from the knowledge base unless `knowledge` is off.
+    With `jobs` > 1, several files are read in parallel worker processes."""
+    run = Run(library or load(), knowledge=knowledge, index=index, progress=progress)
+    if jobs > 1 and len(inputs) > 1 and "-" not in inputs:
+        from analyzer.workers import read_in_parallel
+
+        for part in read_in_parallel(run.library, inputs, form, jobs, progress):
+            run.absorb(part)
+    else:
+        for name in inputs:
+            run.read(open_source(name, form))
     for directory in journal_dirs:
         run.read(open_journal(["--directory", directory], directory))
     return run.report()

@@ -227,3 +227,56 @@ def test_redact_option(tmp_path: Path) -> None:
     assert "hf_aBcDeF" in plain and "hf_aBcDeF" not in secrets and "cluster.internal" in secrets
     assert "cluster.internal" not in hosts and "hf-gated-repo-needs-token" in hosts
     assert triage("--redact", "everything", str(log)).returncode == 2
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    """Over a few MB with stderr on a terminal: bytes, rate and findings on stderr; piped: nothing."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    big = tmp_path / "big.log"
+    filler = b"2026-05-03T10:00:00+0000 h app[1]: request ok, nothing to see here\n" * 200_000
+    big.write_bytes(filler + b"2026-05-03T10:00:01+0000 h kernel: Out of memory: Killed process 7 (python3) "
+                    b"total-vm:1kB\n" + filler)
+    cmd = [sys.executable, "-m", "analyzer", "--no-kb", "-f", "json", str(big)]
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))  # a 160-column terminal
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the other end closed
+                break
+            if not data:
+                break
+            shown += data
+        elif proc.poll() is not None:
+            break
+    out, _ = proc.communicate(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0 and json.loads(out)["findings"][0]["id"] == "host-oom-killed-service"
+    text = shown.decode("utf-8", "replace")
+    assert "big.log" in text and "MB/s" in text and "26.8/26.8 MB" in text and "1 finding(s)" in text
+    piped = triage("--no-kb", "-f", "json", str(big))
+    assert piped.returncode == 0 and piped.stderr == b""
+
+
+def test_jobs_reads_files_in_parallel_with_the_same_report(tmp_path: Path) -> None:
+    corpus = sorted((ROOT / "tests" / "data" / "corpus").glob("*.log"))[:3]
+    files = [str(EXAMPLE), *map(str, corpus)]
+    one = triage("--no-kb", "-f", "json", *files)
+    many = triage("--no-kb", "-f", "json", "--jobs", "2", *files)
+    assert one.returncode == many.returncode == 0, many.stderr
+    a, b = json.loads(one.stdout), json.loads(many.stdout)
+    assert [i["path"] for i in b["inputs"]] == files  # input order is kept
+    assert a["findings"] and a["findings"] == b["findings"] and a["facts"] == b["facts"]
+    missing = triage("--no-kb", "--jobs", "2", str(EXAMPLE), str(tmp_path / "gone.log"))
+    assert missing.returncode == 2 and missing.stderr.decode().strip().endswith("gone.log: cannot open: "
+                                                                               "no such file or directory")

@@ -72,3 +72,34 @@ def test_python_engine_reports_line_hits_like_hyperscan(tmp_path: Path) -> None:
     buf = b"x sm75 y sm80\nSM 12.x requires CUDA >= 12.9\n"
     lines = {(buf.count(b"\n", 0, end - 1), idx) for end, idx in PythonEngine(triggers, "console").scan(buf)}  # type: ignore[arg-type]
     assert lines == {(0, 1), (1, 0)}
+
+
+def test_compiled_library_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first load proves every expression and writes the hyperscan database; the next
+    compiles nothing up front, loads the database, and finds exactly the same."""
+    import hyperscan
+
+    from analyzer.choices import InputForm
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    example = (ROOT / "examples" / "founding-incident.log").read_bytes()
+    first = load()
+    assert all(cp._regexes is not None for cp in first.patterns.values())  # proven now
+    expected = summary(run(first, example))
+    (db,) = (tmp_path / "triage" / "hyperscan").iterdir()
+    assert len(list((tmp_path / "triage" / "validated").iterdir())) == 1
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("a hyperscan database was compiled again")
+
+    with monkeypatch.context() as m:
+        m.setattr(hyperscan, "Database", refuse)
+        second = load()
+        assert all(cp._regexes is None for cp in second.patterns.values())  # compiled when a trigger fires
+        assert summary(run(second, example)) == expected
+    assert sum(cp._regexes is not None for cp in second.patterns.values()) < len(second.patterns) // 4
+
+    db.write_bytes(b"damaged")  # compiled again, and the cache repaired
+    third = load()
+    assert summary(run(third, example)) == expected and db.read_bytes() != b"damaged"
+    assert isinstance(third.engine(InputForm.journal_short), HyperscanEngine)

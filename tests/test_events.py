@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from analyzer.choices import InputForm
 from analyzer.events import build_events
-from analyzer.models import Event, EventKind, InputForm
+from analyzer.models import Event, EventKind
 from analyzer.readers import parse_lines
 
 

@@ -123,7 +123,8 @@ def test_index_survives_a_killed_indexer(tmp_path: Path) -> None:
         assert _titles(path) == before == ["first 0", "first 1", "first 2"]
     assert _build(path, 0, "third").wait(timeout=120) == 0  # a leftover temporary file does not block a rebuild
     assert _titles(path) == ["third 0", "third 1", "third 2"]
-    assert sorted(os.listdir(tmp_path)) == ["index.duckdb"]  # the killed builds' files are cleared
+    # the killed builds left nothing behind
+    assert sorted(os.listdir(tmp_path)) == ["index.duckdb", "index.duckdb.related.json"]
 
 
 def test_readers_see_no_lock_error_while_reindexing(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
-from analyzer.models import InputForm
 from analyzer.readers.detect import detect
 from analyzer.readers.source import open_source
 from analyzer.triage import Run, analyze

@@ -4,6 +4,9 @@ real all-MiniLM-L6-v2 model."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from analyzer.kb.postmortems import load_kb, load_postmortem
 from analyzer.kb.search import search
 from analyzer.kb.store import IndexError_, build_index, connect
 from analyzer.library.compile import CompiledLibrary
+from tests.conftest import ROOT
 
 KB = data_dir("kb")
 FOUNDING = "2026-05-03-flashinfer-sm120-rejected-after-oom-restart"
@@ -244,10 +248,6 @@ def test_related_without_an_index_uses_the_postmortems_links(tmp_path: Path) -> 
 
 
 def test_kb_new_drafts_a_valid_postmortem_from_a_report(tmp_path: Path, library: CompiledLibrary) -> None:
-    import json
-    import subprocess
-    import sys
-
     from analyzer.data import data_dir
 
     example = data_dir("kb").parent / "examples" / "founding-incident.log"
@@ -268,3 +268,34 @@ def test_kb_new_drafts_a_valid_postmortem_from_a_report(tmp_path: Path, library:
     pm = load_postmortem(draft)
     assert pm.front.patterns[0] == "flashinfer-sm12x-needs-cuda-12-9" and json.loads(run.stdout)["timeline"]
     assert [str(p) for p in lint_kb(out, library)] == []
+
+
+def test_a_pattern_only_run_reads_related_from_the_sidecar_without_duckdb_or_torch(index: IndexPlan) -> None:
+    """Every finding of the example is a pattern match: its related postmortems come from the
+    JSON written beside the index, equal to the database's, and no heavy package is imported."""
+    from analyzer.data import data_dir
+    from analyzer.kb.store import read_related, related_path, related_postmortems
+
+    sidecar = read_related(index.path, index.stamp)
+    assert sidecar is not None and sidecar["flashinfer-sm12x-needs-cuda-12-9"][0][0] == FOUNDING
+    ids = sorted(sidecar)
+    assert related_postmortems(index.path, ids) == {pid: sidecar[pid] for pid in ids}
+    assert read_related(index.path, "another stamp") is None  # a sidecar of another build is ignored
+
+    example = data_dir("kb").parent / "examples" / "founding-incident.log"
+    code = ("import sys, json\nfrom pathlib import Path\nfrom analyzer.triage import analyze\n"
+            f"r = analyze([{str(example)!r}], index=Path({str(index.path)!r}))\n"
+            "print(json.dumps([[x.id for x in f.related] for f in r.findings]))\n"
+            "print([m for m in ('duckdb', 'torch', 'sentence_transformers', 'transformers') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    related, heavy = out.stdout.strip().split("\n")
+    assert heavy == "[]" and json.loads(related)[0][0] == FOUNDING
+
+    saved = related_path(index.path).read_bytes()
+    try:  # a damaged sidecar: the run falls back to the database, same answer
+        related_path(index.path).write_bytes(b"{not json")
+        assert read_related(index.path, index.stamp) is None
+        out2 = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+        assert out2.stdout.split("\n")[0] == related and "duckdb" in out2.stdout.split("\n")[1]
+    finally:
+        related_path(index.path).write_bytes(saved)

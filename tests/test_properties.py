@@ -7,10 +7,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analyzer.choices import InputForm
 from analyzer.errors import InputError
 from analyzer.events import build_events
 from analyzer.library.compile import CompiledLibrary
-from analyzer.models import InputForm
 from analyzer.readers import PARSERS, parse_lines
 from analyzer.readers.detect import detect
 from analyzer.readers.source import open_bytes

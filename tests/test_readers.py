@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
-from analyzer.models import InputForm
 from analyzer.readers import parse_lines
 from analyzer.readers.detect import detect
 from analyzer.readers.worker import split_worker

@@ -6,9 +6,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from analyzer.choices import Format
 from analyzer.data import data_dir
 from analyzer.errors import PatternError
-from analyzer.render import Format, print_lines, print_warning, render_hits
+from analyzer.render import print_lines, print_warning, render_hits
 
 
 def kb_root() -> Path:

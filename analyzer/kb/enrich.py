@@ -9,17 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzer.errors import PatternError
 from analyzer.models import Finding, Related
 from analyzer.suggest import Collector, suggestions
+
+if TYPE_CHECKING:
+    from analyzer.kb.index import IndexPlan
+    from analyzer.kb.store import RelatedByPattern
 
 
 def _pattern_ids(f: Finding) -> list[str]:
     return list(f.members) if f.kind == "chain" else [f.id] if f.kind == "pattern" else []
 
 
-def _linked(pattern_ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]]]:
+def _linked(pattern_ids: Sequence[str]) -> RelatedByPattern:
     from analyzer.data import data_dir
     from analyzer.kb.postmortems import load_kb
 
@@ -30,14 +35,21 @@ def _linked(pattern_ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]
     return {pid: [(pm.id, pm.front.title, 1.0) for pm in pms if pid in pm.front.patterns] for pid in pattern_ids}
 
 
+def _related(p: IndexPlan, ids: Sequence[str]) -> RelatedByPattern:
+    from analyzer.kb.index import is_fresh
+    from analyzer.kb.store import read_related, related_postmortems
+
+    if (sidecar := read_related(p.path, p.stamp)) is not None:
+        return {pid: sidecar.get(pid, []) for pid in ids}
+    return related_postmortems(p.path, ids) if is_fresh(p) else _linked(ids)
+
+
 def enrich(findings: list[Finding], collector: Collector, index: Path | None, warnings: list[str]) -> list[Finding]:
     from analyzer.kb.index import is_fresh, plan
-    from analyzer.kb.store import related_postmortems
 
     p = plan(index)
-    fresh = is_fresh(p)
     ids = sorted({pid for f in findings for pid in _pattern_ids(f)})
-    related = related_postmortems(p.path, ids) if fresh else _linked(ids)
+    related = _related(p, ids)
     out = []
     for f in findings:
         best: dict[str, Related] = {}
@@ -47,6 +59,7 @@ def enrich(findings: list[Finding], collector: Collector, index: Path | None, wa
         ranked = sorted(best.values(), key=lambda r: -r.score)[:5]
         out.append(f.model_copy(update={"related": ranked}))
     unknown = collector.top()
+    fresh = bool(unknown) and is_fresh(p)  # suggestions need the index itself
     if unknown and not fresh:
         warnings.append(f"{len(collector.items)} error(s) match no pattern; build the index with "
                         "`triage kb index` to get suggestions from past incidents")

@@ -12,9 +12,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from analyzer.choices import Severity
 from analyzer.errors import PatternError
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
-from analyzer.models import Severity
 
 SECTIONS = ("Summary", "Timeline", "What happened", "Why", "How it was fixed", "Lessons")
 _FRONT = re.compile(r"\A---\n(?P<yaml>.*?)\n---\n", re.S)

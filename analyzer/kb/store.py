@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analyzer.cache import cache_dir, read_cached, write_atomic
 from analyzer.errors import TriageError
 from analyzer.kb.documents import Document, digest
 from analyzer.kb.embed import DIM, Embedder
@@ -28,8 +29,7 @@ class IndexError_(TriageError):
 
 
 def default_index_path(data_root: Path) -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "triage"
-    return cache / f"index-{digest(str(data_root.resolve()))[:12]}.duckdb"
+    return cache_dir() / f"index-{digest(str(data_root.resolve()))[:12]}.duckdb"
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,11 @@ def build_index(path: Path, docs: Sequence[Document], embedder: Callable[[], Emb
     con = duckdb.connect(str(tmp))
     try:
         _write(con, docs, rows, reuse, model, stamp)
+        related = _related(con, None)
         con.close()
         os.replace(tmp, path)
+        # after the index: a crash in between leaves a sidecar with the old stamp, never used
+        write_atomic(related_path(path), json.dumps({"stamp": stamp, "related": related}).encode())
     finally:
         con.close()
         tmp.unlink(missing_ok=True)
@@ -163,20 +166,46 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
     """)
 
 
-def related_postmortems(path: Path, pattern_ids: Sequence[str]) -> dict[str, list[tuple[str, str, float]]]:
+RelatedByPattern = dict[str, list[tuple[str, str, float]]]  # pattern id → (postmortem id, title, score)
+
+
+def related_postmortems(path: Path, pattern_ids: Sequence[str]) -> RelatedByPattern:
     """Precomputed related postmortems per pattern: (id, title, score), linked ones first."""
     if not pattern_ids:
         return {}
     con = connect(path)
     try:
-        rows = con.execute(
-            "SELECT r.pattern_id, r.postmortem_id, d.title, CASE WHEN r.explicit THEN 1.0 ELSE r.score END AS s "
-            "FROM related r JOIN documents d ON d.id = r.postmortem_id "
-            "WHERE list_contains(?, r.pattern_id) ORDER BY r.pattern_id, r.explicit DESC, r.score DESC",
-            [list(pattern_ids)]).fetchall()
+        return _related(con, pattern_ids)
     finally:
         con.close()
-    out: dict[str, list[tuple[str, str, float]]] = {}
+
+
+def _related(con: Any, pattern_ids: Sequence[str] | None) -> RelatedByPattern:
+    rows = con.execute(
+        "SELECT r.pattern_id, r.postmortem_id, d.title, CASE WHEN r.explicit THEN 1.0 ELSE r.score END AS s "
+        "FROM related r JOIN documents d ON d.id = r.postmortem_id "
+        "WHERE ? IS NULL OR list_contains(?, r.pattern_id) ORDER BY r.pattern_id, r.explicit DESC, r.score DESC",
+        [pattern_ids and list(pattern_ids), pattern_ids and list(pattern_ids)]).fetchall()
+    out: RelatedByPattern = {}
     for pid, pm, title, score in rows:
         out.setdefault(pid, []).append((pm, title, round(float(score), 4)))
     return out
+
+
+def related_path(index: Path) -> Path:
+    return index.with_name(index.name + ".related.json")
+
+
+def read_related(index: Path, stamp: str) -> RelatedByPattern | None:
+    """The related postmortems of every pattern, as written beside the index by its build:
+    a run whose findings are all pattern matches needs no database (DuckDB's import alone
+    costs half a second). None when the sidecar is missing, damaged or of another build."""
+    data = read_cached(related_path(index))
+    try:
+        doc = json.loads(data) if data is not None else None
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("stamp") != stamp or not isinstance(doc.get("related"), dict):
+        return None
+    return {pid: [(str(pm), str(title), float(score)) for pm, title, score in rows]
+            for pid, rows in doc["related"].items()}

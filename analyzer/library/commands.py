@@ -7,13 +7,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from analyzer.choices import Format
 from analyzer.data import builtin_patterns
 from analyzer.errors import PatternError
 from analyzer.library.compile import compile_library
 from analyzer.library.fixtures import Outcome, parse_fixture, run_fixture
 from analyzer.library.load import Library, load_library
 from analyzer.library.schema import Pattern
-from analyzer.render import Format, print_lines
+from analyzer.render import print_lines
 
 
 def _library(extra: Sequence[Path]) -> Library:

@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from analyzer.choices import InputForm
 from analyzer.errors import PatternError
 from analyzer.library.load import SCHEMA_LINE
-from analyzer.models import InputForm
 from analyzer.readers import parse_lines
 from analyzer.readers.detect import detect
 from analyzer.redact import redact

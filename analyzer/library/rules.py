@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from analyzer.choices import Confidence, Severity
 from analyzer.library.yamlfile import M, load_yaml, read_text, validate
-from analyzer.models import Confidence, Severity
 
 RULES_DIR = "_rules"
 _CONDITION = re.compile(r"^(?P<fact>[a-z_]+) (?P<op><=|>=|==|!=|<|>) (?P<value>[\w.+-]+(?:\[[a-z_]+\])?)$")

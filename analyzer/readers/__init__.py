@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from analyzer.models import InputForm, Record
+from analyzer.choices import InputForm
+from analyzer.models import Record
 from analyzer.readers.console import parse_console, parse_docker
 from analyzer.readers.journal_json import parse_export, parse_json
 from analyzer.readers.journal_text import parse_short, parse_verbose

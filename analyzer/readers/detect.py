@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.models import InputForm
+from analyzer.choices import InputForm
 from analyzer.readers.journal_text import _SHORT_LINE, _VERBOSE_HEAD
 from analyzer.readers.kernel import KERNEL_LINE
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from analyzer.choices import InputForm
 from analyzer.errors import InputError
-from analyzer.models import InputForm
 from analyzer.readers.detect import GZIP_MAGIC, JOURNAL_MAGIC, ZSTD_MAGIC, detect, looks_binary
 
 CHUNK = 8 * 1024 * 1024
@@ -34,6 +34,7 @@ class Source:
     head: bytes
     stream: IO[bytes]
     process: subprocess.Popen[bytes] | None = None
+    size: int | None = None  # bytes in all, where known (a plain file); for progress
     bytes_read: int = 0
     lines: int = 0
     undecodable: int = 0  # lines that are not valid UTF-8 (read with replacement characters)
@@ -61,10 +62,11 @@ class Source:
     def _count(self, chunk: bytes) -> bytes:
         self.bytes_read += len(chunk)
         self.lines += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-        try:
-            chunk.decode("utf-8")  # C speed; only a chunk with bad bytes is looked at line by line
-        except UnicodeDecodeError:
-            self.undecodable += sum(1 for line in chunk.split(b"\n") if not _utf8(line))
+        if not chunk.isascii():  # 20x faster than decoding; most logs are ASCII
+            try:
+                chunk.decode("utf-8")  # C speed; only a chunk with bad bytes is looked at line by line
+            except UnicodeDecodeError:
+                self.undecodable += sum(1 for line in chunk.split(b"\n") if not _utf8(line))
         return chunk
 
     def _read(self, size: int) -> bytes:
@@ -121,6 +123,10 @@ def open_source(name: str, form: InputForm = InputForm.auto) -> Source:
             stream = path.open("rb")
         except OSError as exc:
             raise InputError(f"cannot open: {_reason(exc)}", name) from exc
+        source = _from_stream(name, stream, form)
+        if source.stream is stream and path.is_file():  # not decompressed, not a pipe
+            source.size = path.stat().st_size
+        return source
     return _from_stream(name, stream, form)
 
 

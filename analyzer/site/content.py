@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.choices import Severity
 from analyzer.kb.postmortems import Postmortem, load_kb
 from analyzer.library.compile import compile_library
 from analyzer.library.fixtures import parse_fixture
 from analyzer.library.load import Library, PatternFile, load_library
 from analyzer.library.schema import Pattern
 from analyzer.library.stats import PatternStats, pattern_stats
-from analyzer.models import Severity
 from analyzer.site.html import slug
 from analyzer.site.related import Related
 

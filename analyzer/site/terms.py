@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from analyzer.cache import cache_dir
 from analyzer.kb.search import stem
 
 THRESHOLD = 0.62
@@ -53,8 +54,7 @@ def vocabulary(model: Path) -> list[str]:
 
 
 def cache_path(model_name: str) -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "triage"
-    return cache / f"site-words-{re.sub(r'[^A-Za-z0-9.-]', '_', model_name)}.npz"
+    return cache_dir() / f"site-words-{re.sub(r'[^A-Za-z0-9.-]', '_', model_name)}.npz"
 
 
 def model_embedder(model: Path) -> WordEmbedder:
