@@ -7,8 +7,11 @@ imported only inside the commands that need them, never for `--help`.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -347,6 +350,7 @@ def _route(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = _route(list(sys.argv[1:] if argv is None else argv))
+    _catch_sigint()
     try:
         code = app(args, prog_name="triage", standalone_mode=False)
     except TriageError as exc:
@@ -354,25 +358,57 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
-        _fail("interrupted", ExitCode.INTERRUPTED)
+        _interrupted()
     except NoArgsIsHelpError as exc:
         print(exc.format_message())
         sys.exit(ExitCode.USAGE)
     except ClickException as exc:
         _fail(exc.format_message(), ExitCode.USAGE)
     except KeyboardInterrupt:
-        _fail("interrupted", ExitCode.INTERRUPTED)
+        _interrupted()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(ExitCode.OK)
     except Exception as exc:  # a bug: one line, and how to see the rest
+        if _signalled:  # a Ctrl-C wrapped in another error on its way up
+            _interrupted()
         if os.environ.get("TRIAGE_DEBUG"):
             raise
         _fail(f"internal error: {type(exc).__name__}: {exc} (set TRIAGE_DEBUG=1 for the traceback, "
               "and please report it)", ExitCode.INTERNAL)
     if code == ExitCode.INTERRUPTED:  # click turns Ctrl-C into an abort with this code
-        _fail("interrupted", ExitCode.INTERRUPTED)
+        _interrupted()
     sys.exit(int(code) if isinstance(code, int) else ExitCode.OK)
+
+
+def _interrupted() -> None:
+    """Ctrl-C: one line and exit 130, through os._exit. A KeyboardInterrupt that landed while
+    an extension module ran Python code at import (PyRun_String) leaves CPython marked to
+    re-raise SIGINT at exit, which would turn any exit status into death by signal. The
+    stack has unwound (finally blocks ran) by the time this is called."""
+    from analyzer.render import print_error
+
+    print_error("interrupted")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(ExitCode.INTERRUPTED)
+
+
+_signalled = False
+
+
+def _catch_sigint() -> None:
+    if threading.current_thread() is threading.main_thread():  # signals belong to the main thread
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+def _on_sigint(_signum: int, _frame: object) -> None:
+    """Python's own behaviour, plus a note: code that runs Python from native code (pydantic's
+    schema builder) may wrap the KeyboardInterrupt in an error of its own."""
+    global _signalled
+    _signalled = True
+    raise KeyboardInterrupt
 
 
 def _fail(message: str, code: int) -> None:

@@ -77,6 +77,7 @@ class RegionBuilder:
         self.before = before
         self.after = after
         self.reach = [LONG_AFTER if t.key in LONG_KEYS else after for t in triggers]
+        self.lines = 0  # input lines seen so far (the regions' line numbers come from this count)
 
     def regions(self, chunks: Iterable[bytes]) -> Iterator[Region]:
         """Chunks must end at a line boundary (the source guarantees it)."""
@@ -98,6 +99,7 @@ class RegionBuilder:
                 owed = want
             tail = self._tail(chunk)
             base += nlines
+            self.lines += nlines
         if pending is not None:
             yield pending
 

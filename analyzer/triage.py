@@ -59,7 +59,7 @@ class Run:
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self._tick(source)  # the last region is read after the last chunk
-        self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=source.lines,
+        self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=builder.lines,
                                         bytes=source.bytes_read, undecodable=source.undecodable, plain=plain))
         if source.undecodable:
             self.warnings.append(f"{source.name}: {source.undecodable} line(s) are not valid UTF-8; "

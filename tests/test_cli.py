@@ -162,7 +162,8 @@ def test_version_and_help() -> None:
 
 def test_help_imports_no_heavy_package() -> None:
     code = ("import sys\nfrom analyzer.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('torch', 'sentence_transformers', 'duckdb', 'hyperscan', 'transformers') "
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'duckdb', 'hyperscan', 'transformers', "
+            "'pydantic', 'rich', 'yaml') "
             "if m in sys.modules]\nprint('HEAVY', heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout
     assert "HEAVY []" in out
@@ -203,7 +204,7 @@ def test_ctrl_c_exits_130_without_traceback() -> None:
     import signal
     import time
 
-    for delay in (0.6, 3.0):
+    for delay in (0.3, 0.6, 1.0, 3.0):  # in imports (pydantic builds schemas in native code), reading
         proc = subprocess.Popen([sys.executable, "-m", "analyzer", "--no-kb", "-"], cwd=ROOT, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdin is not None

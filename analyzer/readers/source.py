@@ -36,7 +36,6 @@ class Source:
     process: subprocess.Popen[bytes] | None = None
     size: int | None = None  # bytes in all, where known (a plain file); for progress
     bytes_read: int = 0
-    lines: int = 0
     undecodable: int = 0  # lines that are not valid UTF-8 (read with replacement characters)
     _closed: bool = field(default=False, repr=False)
 
@@ -61,7 +60,6 @@ class Source:
 
     def _count(self, chunk: bytes) -> bytes:
         self.bytes_read += len(chunk)
-        self.lines += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
         if not chunk.isascii():  # 20x faster than decoding; most logs are ASCII
             try:
                 chunk.decode("utf-8")  # C speed; only a chunk with bad bytes is looked at line by line
