@@ -6,6 +6,12 @@ top. Only the start of a multi-line block (a traceback, a C++ terminate) looks f
 (LONG_AFTER lines, for the body that follows); a line that matched looks a few lines on.
 Windows are merged, also across chunk boundaries, so every input line is parsed at most
 once and in order. Memory holds one chunk and the regions in flight.
+
+BEFORE is small because the starts of long blocks are triggers of their own (a traceback's
+header opens its window with LONG_AFTER) and indented continuations are followed back
+whatever their length; the dozen lines cover short blocks with no trigger at their top (an
+NVRM report, a run of NCCL WARN lines). Phase 2 costs tens of microseconds per line, so on a
+noisy log the window size, not the scan, sets the speed.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass, field
 
 from analyzer.scan import Engine, Trigger
 
-BEFORE = 60
+BEFORE = 12
 AFTER = 8
 LONG_AFTER = 400
 LONG_KEYS = frozenset({"@traceback", "@terminate"})
@@ -88,8 +94,8 @@ class RegionBuilder:
         for chunk in chunks:
             if not chunk:
                 continue
-            nlines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-            for region, want in self._chunk_regions(chunk, base, tail, owed, pending):
+            counted = _Counted()
+            for region, want in self._chunk_regions(chunk, base, tail, owed, pending, counted):
                 if pending is not None and region.first_line <= pending.last_line + 1:
                     pending.absorb(region)
                 else:
@@ -98,6 +104,7 @@ class RegionBuilder:
                     pending = region
                 owed = want
             tail = self._tail(chunk)
+            nlines = counted.lines + chunk.count(b"\n", counted.upto) + (0 if chunk.endswith(b"\n") else 1)
             base += nlines
             self.lines += nlines
         if pending is not None:
@@ -108,8 +115,8 @@ class RegionBuilder:
                          self.before)
         return chunk[start:].rstrip(b"\n").split(b"\n") if start < len(chunk) else []
 
-    def _chunk_regions(self, chunk: bytes, base: int, tail: list[bytes], owed: int,
-                       pending: Region | None) -> Iterator[tuple[Region, int]]:
+    def _chunk_regions(self, chunk: bytes, base: int, tail: list[bytes], owed: int, pending: Region | None,
+                       counted: _Counted) -> Iterator[tuple[Region, int]]:
         if owed and pending is not None:
             end, found = _forward(chunk, 0, owed)
             yield Region(base, chunk[:end].rstrip(b"\n").split(b"\n")), owed - found
@@ -118,12 +125,11 @@ class RegionBuilder:
             return
         hits.sort()
         line = base
-        counted = 0
         windows: list[_Window] = []
         for offset, idx in hits:
             pos = max(offset - 1, 0)
-            line += chunk.count(b"\n", counted, pos)
-            counted = pos
+            line += chunk.count(b"\n", counted.upto, pos)
+            counted.upto, counted.lines = pos, line - base
             begin = _line_start(chunk, pos)
             end = _forward(chunk, begin, self.reach[idx] + 1)[0]
             if windows and begin < windows[-1].end:
@@ -138,6 +144,15 @@ class RegionBuilder:
                 lines = tail + lines
                 first -= len(tail)
             yield Region(first, lines, w.hits), (LONG_AFTER if w.end >= len(chunk) else 0)
+
+
+@dataclass(slots=True)
+class _Counted:
+    """How far into a chunk the newlines were counted while locating hits, so that the rest
+    of the chunk is counted once, not the whole chunk again."""
+
+    upto: int = 0
+    lines: int = 0
 
 
 @dataclass(slots=True)

@@ -274,12 +274,11 @@ def test_a_pattern_only_run_reads_related_from_the_sidecar_without_duckdb_or_tor
     """Every finding of the example is a pattern match: its related postmortems come from the
     JSON written beside the index, equal to the database's, and no heavy package is imported."""
     from analyzer.data import data_dir
-    from analyzer.kb.store import read_related, related_path, related_postmortems
+    from analyzer.kb.store import read_related, related_path, rewrite_related
 
     sidecar = read_related(index.path, index.stamp)
     assert sidecar is not None and sidecar["flashinfer-sm12x-needs-cuda-12-9"][0][0] == FOUNDING
-    ids = sorted(sidecar)
-    assert related_postmortems(index.path, ids) == {pid: sidecar[pid] for pid in ids}
+    assert rewrite_related(index.path, index.stamp) == sidecar  # what the database holds
     assert read_related(index.path, "another stamp") is None  # a sidecar of another build is ignored
 
     example = data_dir("kb").parent / "examples" / "founding-incident.log"
@@ -292,10 +291,11 @@ def test_a_pattern_only_run_reads_related_from_the_sidecar_without_duckdb_or_tor
     assert heavy == "[]" and json.loads(related)[0][0] == FOUNDING
 
     saved = related_path(index.path).read_bytes()
-    try:  # a damaged sidecar: the run falls back to the database, same answer
+    try:  # a damaged sidecar: the run falls back to the database, same answer, and writes it again
         related_path(index.path).write_bytes(b"{not json")
         assert read_related(index.path, index.stamp) is None
         out2 = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
         assert out2.stdout.split("\n")[0] == related and "duckdb" in out2.stdout.split("\n")[1]
+        assert read_related(index.path, index.stamp) == sidecar
     finally:
         related_path(index.path).write_bytes(saved)

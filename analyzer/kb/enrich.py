@@ -37,11 +37,13 @@ def _linked(pattern_ids: Sequence[str]) -> RelatedByPattern:
 
 def _related(p: IndexPlan, ids: Sequence[str]) -> RelatedByPattern:
     from analyzer.kb.index import is_fresh
-    from analyzer.kb.store import read_related, related_postmortems
+    from analyzer.kb.store import read_related, rewrite_related
 
-    if (sidecar := read_related(p.path, p.stamp)) is not None:
-        return {pid: sidecar.get(pid, []) for pid in ids}
-    return related_postmortems(p.path, ids) if is_fresh(p) else _linked(ids)
+    if (every := read_related(p.path, p.stamp)) is None:
+        if not is_fresh(p):
+            return _linked(ids)
+        every = rewrite_related(p.path, p.stamp)  # the next run reads the sidecar again
+    return {pid: every.get(pid, []) for pid in ids}
 
 
 def enrich(findings: list[Finding], collector: Collector, index: Path | None, warnings: list[str]) -> list[Finding]:

@@ -98,11 +98,11 @@ def build_index(path: Path, docs: Sequence[Document], embedder: Callable[[], Emb
     con = duckdb.connect(str(tmp))
     try:
         _write(con, docs, rows, reuse, model, stamp)
-        related = _related(con, None)
+        related = _related(con)
         con.close()
         os.replace(tmp, path)
         # after the index: a crash in between leaves a sidecar with the old stamp, never used
-        write_atomic(related_path(path), json.dumps({"stamp": stamp, "related": related}).encode())
+        _write_related(path, stamp, related)
     finally:
         con.close()
         tmp.unlink(missing_ok=True)
@@ -169,27 +169,31 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
 RelatedByPattern = dict[str, list[tuple[str, str, float]]]  # pattern id → (postmortem id, title, score)
 
 
-def related_postmortems(path: Path, pattern_ids: Sequence[str]) -> RelatedByPattern:
-    """Precomputed related postmortems per pattern: (id, title, score), linked ones first."""
-    if not pattern_ids:
-        return {}
-    con = connect(path)
-    try:
-        return _related(con, pattern_ids)
-    finally:
-        con.close()
-
-
-def _related(con: Any, pattern_ids: Sequence[str] | None) -> RelatedByPattern:
+def _related(con: Any) -> RelatedByPattern:
+    """Precomputed related postmortems of every pattern: (id, title, score), linked ones first."""
     rows = con.execute(
         "SELECT r.pattern_id, r.postmortem_id, d.title, CASE WHEN r.explicit THEN 1.0 ELSE r.score END AS s "
         "FROM related r JOIN documents d ON d.id = r.postmortem_id "
-        "WHERE ? IS NULL OR list_contains(?, r.pattern_id) ORDER BY r.pattern_id, r.explicit DESC, r.score DESC",
-        [pattern_ids and list(pattern_ids), pattern_ids and list(pattern_ids)]).fetchall()
+        "ORDER BY r.pattern_id, r.explicit DESC, r.score DESC").fetchall()
     out: RelatedByPattern = {}
     for pid, pm, title, score in rows:
         out.setdefault(pid, []).append((pm, title, round(float(score), 4)))
     return out
+
+
+def rewrite_related(path: Path, stamp: str) -> RelatedByPattern:
+    """The sidecar again, from a current index whose sidecar is missing or damaged."""
+    con = connect(path)
+    try:
+        related = _related(con)
+    finally:
+        con.close()
+    _write_related(path, stamp, related)
+    return related
+
+
+def _write_related(path: Path, stamp: str, related: RelatedByPattern) -> None:
+    write_atomic(related_path(path), json.dumps({"stamp": stamp, "related": related}).encode())
 
 
 def related_path(index: Path) -> Path:
