@@ -87,3 +87,31 @@ def test_every_pattern_file_names_the_schema() -> None:
         if path.parent.name.startswith("_") or path.name == "known-false-positives.yaml":
             continue  # rule data and lint data, not pattern files
         assert path.read_text().startswith("# yaml-language-server: $schema=../schema.json"), path
+
+
+def test_a_library_seen_before_is_read_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same files, same bytes: the validated models come from the cache, no YAML is parsed;
+    an edited file, or a damaged cache entry, is parsed again."""
+    import shutil
+
+    from analyzer.library import load as load_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "patterns"
+    shutil.copytree(ROOT / "patterns" / "host", root / "host")
+    first = load_library([root])
+    (entry,) = (tmp_path / "cache" / "triage" / "library").iterdir()
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("YAML parsed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(load_module, "load_yaml", refuse)
+        assert load_library([root]).files == first.files
+
+    edited = root / "host" / "host-oom-killed-service.yaml"
+    edited.write_text(edited.read_text().replace("title: ", "title: Edited ", 1))
+    assert load_library([root]).get("host-oom-killed-service").pattern.title.startswith("Edited ")
+    entry.write_bytes(b"[{\"title\": 1}]")  # damaged, or from an older schema: parsed again, same result
+    edited.write_text(edited.read_text().replace("title: Edited ", "title: ", 1))
+    assert load_library([root]).files == first.files
