@@ -8,10 +8,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from analyzer.kb.postmortems import Postmortem
-from analyzer.library.fixtures import Expect, parse_fixture
-from analyzer.library.load import PatternFile
+if TYPE_CHECKING:  # the models are heavy imports; searching needs only `Document` and stamps
+    from analyzer.kb.postmortems import Postmortem
+    from analyzer.library.load import PatternFile
 
 MAX_WORDS = 90
 
@@ -68,6 +69,8 @@ def pattern_document(pf: PatternFile) -> Document:
     chunks = [" ".join(f"{p.title}. {p.description}".split()), " ".join(f"Why it matters: {p.why}".split()),
               "Fix: " + " ".join(p.fix)]
     if pf.fixture.exists():
+        from analyzer.library.fixtures import Expect, parse_fixture
+
         lines = [a.text.strip() for a in parse_fixture(pf.fixture).annotations if a.expect is Expect.match]
         chunks += [line[:400] for line in dict.fromkeys(lines)][:6]
     return Document(id=p.id, kind="pattern", title=p.title, path=str(pf.path), fix=list(p.fix), chunks=chunks,

@@ -9,9 +9,7 @@ from pathlib import Path
 from analyzer.data import builtin_patterns, data_dir
 from analyzer.kb.documents import Document, pattern_document, postmortem_document, source_stamp
 from analyzer.kb.embed import Embedder, SentenceTransformerEmbedder, model_path
-from analyzer.kb.postmortems import load_kb
-from analyzer.kb.store import BuildStats, build_index, default_index_path, read_meta
-from analyzer.library.load import load_library
+from analyzer.kb.store import SCHEMA_VERSION, BuildStats, build_index, default_index_path, read_meta, read_related
 
 
 @dataclass(frozen=True)
@@ -28,15 +26,24 @@ class IndexPlan:
 def plan(index: Path | None = None, model: str | None = None) -> IndexPlan:
     roots = [data_dir("kb"), builtin_patterns()]
     path = index or default_index_path(data_dir("kb"))
-    return IndexPlan(path, model_path(model), source_stamp(roots) + ":" + str(model_path(model)))
+    stamp = f"{source_stamp(roots)}:{model_path(model)}:schema {SCHEMA_VERSION}"
+    return IndexPlan(path, model_path(model), stamp)
 
 
 def is_fresh(p: IndexPlan) -> bool:
+    """The index was built from the current files, model and schema. The sidecar written after
+    it carries the same stamp and answers without opening the database; without a sidecar,
+    the index's own metadata does."""
+    if p.path.exists() and read_related(p.path, p.stamp) is not None:
+        return True
     meta = read_meta(p.path)
     return meta is not None and meta.get("stamp") == p.stamp
 
 
 def documents() -> list[Document]:
+    from analyzer.kb.postmortems import load_kb  # the models: only a build reads the files
+    from analyzer.library.load import load_library
+
     docs = [postmortem_document(pm) for pm in load_kb(data_dir("kb"))]
     docs += [pattern_document(pf) for pf in load_library([builtin_patterns()]).files
              if pf.pattern.role.value == "failure"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +14,12 @@ from typing import Any
 from analyzer.kb.embed import NumpyMiniLM
 from analyzer.kb.index import IndexPlan
 from analyzer.kb.store import connect
+from analyzer.kb.words import tokens
 
 VECTOR_WEIGHT = 0.6
 LEXICAL_WEIGHT = 0.4
 REGEX_BONUS = 0.5
 REGEX_SHORTLIST = 25  # a pasted error line shares rare words with its pattern: it is in the shortlist
-_WORD = re.compile(r"[a-z0-9_][a-z0-9_.+-]*")
 
 
 @dataclass(frozen=True)
@@ -35,18 +34,6 @@ class Hit:
     cause: str = ""
     severity: str = ""
     similarity: float = 0.0  # cosine similarity of the best passage alone
-
-
-_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
-
-
-def stem(word: str) -> str:
-    """A light suffix stemmer: 'times', 'timed' and 'hangs' meet 'time' and 'hang'."""
-    return _SUFFIX.sub("", word) if len(word) > 4 and word.isalpha() else word
-
-
-def tokens(text: str) -> list[str]:
-    return [stem(t.strip(".-+")) for t in _WORD.findall(text.lower()) if len(t.strip(".-+")) > 1]
 
 
 def bm25(query: list[str], docs: list[list[str]], k1: float = 1.2, b: float = 0.75) -> list[float]:
@@ -79,14 +66,14 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
         links = con.execute("SELECT pattern_id, postmortem_id FROM links").fetchall()
         vector = (encoder or NumpyMiniLM(p.model)).embed([query])[0]
         rows: list[Any] = con.execute(
-            "SELECT doc_id, text, array_cosine_similarity(embedding, ?::FLOAT[384]) FROM chunks", [vector]
+            "SELECT doc_id, text, array_cosine_similarity(embedding, ?::FLOAT[384]), words FROM chunks", [vector]
         ).fetchall()
     finally:
         con.close()
-    lexical = _normalise(bm25(tokens(query), [tokens(t) for _d, t, _s in rows]))
+    lexical = _normalise(bm25(tokens(query), [words.split() for *_r, words in rows]))
     best: dict[str, tuple[float, str]] = {}
     cosine: dict[str, float] = {}
-    for (doc_id, text, cos), lex in zip(rows, lexical, strict=True):
+    for (doc_id, text, cos, _words), lex in zip(rows, lexical, strict=True):
         score = VECTOR_WEIGHT * float(cos or 0.0) + LEXICAL_WEIGHT * lex
         cosine[doc_id] = max(cosine.get(doc_id, 0.0), float(cos or 0.0))
         if doc_id not in best or score > best[doc_id][0]:

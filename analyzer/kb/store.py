@@ -19,8 +19,9 @@ from analyzer.cache import cache_dir, read_cached, write_atomic
 from analyzer.errors import TriageError
 from analyzer.kb.documents import Document, digest
 from analyzer.kb.embed import DIM, Embedder
+from analyzer.kb.words import tokens
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: chunks.words, the passage tokenised for BM25
 RELATED = 5
 
 
@@ -70,12 +71,23 @@ def read_meta(path: Path) -> dict[str, str] | None:
 
 
 def _previous_embeddings(path: Path, model: str) -> dict[str, list[float]]:
-    meta = read_meta(path)
-    if meta is None or meta.get("model") != model:
+    """Embeddings of the previous index by passage hash, from any schema version that has
+    them (an upgrade re-embeds nothing); none from a damaged or foreign file."""
+    import duckdb
+
+    if not path.exists():
         return {}
-    con = connect(path)
     try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return {}
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("model") != model:
+            return {}
         return {h: list(e) for h, e in con.execute("SELECT hash, embedding FROM chunks").fetchall()}
+    except duckdb.Error:
+        return {}
     finally:
         con.close()
 
@@ -134,7 +146,8 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
     con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     con.execute("CREATE TABLE documents (id TEXT PRIMARY KEY, kind TEXT, title TEXT, path TEXT, hash TEXT, "
                 "severity TEXT, fix TEXT, regexes TEXT, cause TEXT)")
-    con.execute(f"CREATE TABLE chunks (doc_id TEXT, seq INTEGER, text TEXT, hash TEXT, embedding FLOAT[{DIM}])")
+    con.execute(f"CREATE TABLE chunks (doc_id TEXT, seq INTEGER, text TEXT, hash TEXT, embedding FLOAT[{DIM}], "
+                "words TEXT)")
     con.execute("CREATE TABLE links (pattern_id TEXT, postmortem_id TEXT)")
     con.execute("CREATE TABLE related (pattern_id TEXT, postmortem_id TEXT, score DOUBLE, explicit BOOLEAN)")
     con.executemany("INSERT INTO meta VALUES (?, ?)",
@@ -142,8 +155,8 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
     con.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(d.id, d.kind, d.title, d.path, d.hash, d.severity, json.dumps(d.fix), json.dumps(d.regexes),
                       d.cause) for d in docs])
-    con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)",
-                    [(doc, seq, text, h, vectors[h]) for doc, seq, text, h in rows])
+    con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
+                    [(doc, seq, text, h, vectors[h], " ".join(tokens(text))) for doc, seq, text, h in rows])
     links = [(p, d.id) for d in docs if d.kind == "postmortem" for p in d.links]
     if links:
         con.executemany("INSERT INTO links VALUES (?, ?)", links)

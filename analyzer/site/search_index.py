@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from analyzer.kb.postmortems import Postmortem
-from analyzer.kb.search import tokens
+from analyzer.kb.words import tokens
 from analyzer.site import paths
 from analyzer.site.content import Content, PatternEntry
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.cache import cache_dir
-from analyzer.kb.search import stem
+from analyzer.kb.words import stem
 
 THRESHOLD = 0.62
 NEIGHBOURS = 5
