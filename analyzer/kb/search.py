@@ -19,7 +19,7 @@ from analyzer.kb.words import tokens
 VECTOR_WEIGHT = 0.6
 LEXICAL_WEIGHT = 0.4
 REGEX_BONUS = 0.5
-REGEX_SHORTLIST = 25  # a pasted error line shares rare words with its pattern: it is in the shortlist
+REGEX_SHORTLIST = 10  # a pasted error line shares rare words with its pattern: it is in the shortlist
 
 
 @dataclass(frozen=True)
