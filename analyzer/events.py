@@ -51,15 +51,17 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
     i = 0
     while i < len(lines):
         text = lines[i].text
-        if TRACEBACK_START.search(text) or (FRAME.match(text) and _frames_lead_to_exception(lines, i)):
+        # substring tests first: most lines are none of these, and `in` is far cheaper than a regex
+        if ("Traceback" in text and TRACEBACK_START.search(text)) or \
+                ('File "' in text and FRAME.match(text) and _frames_lead_to_exception(lines, i)):
             end = _traceback_end(lines, i)
             yield _traceback(records, lines[i:end])
-        elif m := TERMINATE.search(text):
+        elif "terminate called" in text and (m := TERMINATE.search(text)):
             end = i + 1
             while end < len(lines) and end - i < 3 and not WHAT.match(lines[end - 1].text):
                 end += 1
             yield _terminate(records, lines[i:end], m["type"])
-        elif NCCL.search(text):
+        elif "NCCL " in text and NCCL.search(text):
             end = i + 1
             while end < len(lines) and NCCL.search(lines[end].text):
                 end += 1
@@ -130,6 +132,9 @@ def _terminate(records: list[Record], block: list[_Line], exc_type: str) -> Even
 def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type: str | None = None,
            exc_msg: str | None = None, frames: tuple[Frame, ...] = (),
            code: frozenset[int] = frozenset()) -> Event:
+    if len(block) == 1:  # most events: one line of one record
+        return Event(kind=kind, records=(records[block[0].record],), exc_type=exc_type, exc_message=exc_msg,
+                     frames=frames, text=block[0].text, line_owner=(0,), code_lines=code)
     order: dict[int, int] = {}
     for ln in block:
         order.setdefault(ln.record, len(order))

@@ -75,10 +75,14 @@ class Event:
 
     @property
     def first_line(self) -> int:
+        if len(self.records) == 1:
+            return self.records[0].line
         return min(r.line for r in self.records)
 
     @property
     def last_line(self) -> int:
+        if len(self.records) == 1:
+            return self.records[0].end_line
         return max(r.end_line for r in self.records)
 
     @property

@@ -111,9 +111,11 @@ class RegionBuilder:
             yield pending
 
     def _tail(self, chunk: bytes) -> list[bytes]:
-        start, _ = _back(chunk, len(chunk.rstrip(b"\n")) + 1 if chunk.endswith(b"\n") else len(chunk),
-                         self.before)
-        return chunk[start:].rstrip(b"\n").split(b"\n") if start < len(chunk) else []
+        end = len(chunk)
+        while end and chunk[end - 1] == 0x0A:  # not chunk.rstrip(): that copies the whole chunk
+            end -= 1
+        start, _ = _back(chunk, end + 1 if end < len(chunk) else end, self.before)
+        return chunk[start:end].split(b"\n") if start < len(chunk) else []
 
     def _chunk_regions(self, chunk: bytes, base: int, tail: list[bytes], owed: int, pending: Region | None,
                        counted: _Counted) -> Iterator[tuple[Region, int]]:

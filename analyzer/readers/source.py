@@ -46,13 +46,13 @@ class Source:
                 block = self._read(size)
                 if not block:
                     break
-                data = carry + block
-                cut = data.rfind(b"\n") + 1
+                cut = block.rfind(b"\n") + 1
                 if cut == 0:
-                    carry = data
+                    carry += block
                     continue
-                carry = data[cut:]
-                yield self._count(data[:cut])
+                chunk = carry + memoryview(block)[:cut]  # one copy of the block, not two
+                carry = block[cut:]
+                yield self._count(chunk)
             if carry:
                 yield self._count(carry)
         finally:
