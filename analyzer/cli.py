@@ -78,7 +78,8 @@ def analyze(
     redact: Annotated[str | None, typer.Option(
         "--redact", help="Remove secrets from the output ('secrets'), and host names and addresses too ('hosts')."
     )] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Read this many files at once.")] = 1,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=0, help="Worker processes for several files or one large file (0: one per core).")] = 0,
     engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
 ) -> int:
     """Analyse logs and report the most likely root causes, ranked.
@@ -96,7 +97,7 @@ def analyze(
         raise TriageError(f"--redact takes 'secrets' or 'hosts', not {redact!r}")
     with render.progress_bar() as progress:
         report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb,
-                              index=index, progress=progress, jobs=jobs)
+                              index=index, progress=progress, jobs=jobs or min(os.cpu_count() or 1, 8))
     if redact is not None:
         from analyzer.redact import redact_report
 

@@ -85,12 +85,13 @@ class RegionBuilder:
         self.reach = [LONG_AFTER if t.key in LONG_KEYS else after for t in triggers]
         self.lines = 0  # input lines seen so far (the regions' line numbers come from this count)
 
-    def regions(self, chunks: Iterable[bytes]) -> Iterator[Region]:
-        """Chunks must end at a line boundary (the source guarantees it)."""
+    def regions(self, chunks: Iterable[bytes], first_line: int = 1) -> Iterator[Region]:
+        """Chunks must end at a line boundary (the source guarantees it); the first chunk
+        starts at input line `first_line` (a slice of a file read by a worker)."""
         pending: Region | None = None
         owed = 0  # lines the pending region still wants from the next chunk
         tail: list[bytes] = []  # the last lines of the previous chunk, for look-back
-        base = 1
+        base = first_line
         for chunk in chunks:
             if not chunk:
                 continue

@@ -45,27 +45,38 @@ class Run:
     inputs: list[InputSummary] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     progress: Progress | None = None
+    own: range | None = None  # keep only what starts on these lines (a worker's share of a file)
+    plain: int = 0  # records near matches that did not parse in their input's form
 
-    def read(self, source: Source) -> None:
+    def read(self, source: Source, summarise: bool = True) -> None:
         builder = RegionBuilder(self.library.engine(source.form), self.library.triggers)
         plain = 0
-        for region in builder.regions(self._chunks(source)):
+        for region in builder.regions(self._chunks(source), source.first_line):
             records = parse_lines(region.lines, source.form, region.first_line, source.name)
-            plain += sum(r.plain for r in records)
             events = build_events(records)
+            if self.own is not None:  # the slice's margins are read for context, reported by a neighbour
+                records = [r for r in records if r.line in self.own]
+                events = [e for e in events if e.first_line in self.own]
+            plain += sum(r.plain for r in records)
             found = list(match_events(events, region.hits, self.library.patterns, self.warnings))
             self.matches.extend(found)
             self.collector.add(events, {(r.path, r.line) for m in found for r in m.records})
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self._tick(source)  # the last region is read after the last chunk
-        self.inputs.append(InputSummary(path=source.name, format=source.form.value, lines=builder.lines,
-                                        bytes=source.bytes_read, undecodable=source.undecodable, plain=plain))
-        if source.undecodable:
-            self.warnings.append(f"{source.name}: {source.undecodable} line(s) are not valid UTF-8; "
+        self.plain += plain
+        if summarise:
+            summary = InputSummary(path=source.name, format=source.form.value, lines=builder.lines,
+                                   bytes=source.bytes_read, undecodable=source.undecodable, plain=plain)
+            self.inputs.append(summary)
+            self.note_unreadable(summary)
+
+    def note_unreadable(self, s: InputSummary) -> None:
+        if s.undecodable:
+            self.warnings.append(f"{s.path}: {s.undecodable} line(s) are not valid UTF-8; "
                                  "they were read with replacement characters")
-        if plain:
-            self.warnings.append(f"{source.name}: {plain} line(s) near matches are not {source.form.value} "
+        if s.plain:
+            self.warnings.append(f"{s.path}: {s.plain} line(s) near matches are not {s.format} "
                                  "entries (cut or mixed in); they were read as plain text")
 
     def _chunks(self, source: Source) -> Iterator[bytes]:
@@ -102,7 +113,8 @@ def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
             index: Path | None = None, progress: Progress | None = None, jobs: int = 1) -> Report:
     """Analyse log inputs (paths, "-" for stdin) and journal folders; return the ranked report,
     with related postmortems and suggestions from the knowledge base unless `knowledge` is off.
-    With `jobs` > 1, several files are read in parallel worker processes."""
+    With `jobs` > 1, several files, or the shares of one large file, are read in parallel
+    worker processes."""
     run = Run(library or load(), knowledge=knowledge, index=index, progress=progress)
     if jobs > 1 and len(inputs) > 1 and "-" not in inputs:
         from analyzer.workers import read_in_parallel
@@ -111,7 +123,15 @@ def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
             run.absorb(part)
     else:
         for name in inputs:
-            run.read(open_source(name, form))
+            source = open_source(name, form)
+            if jobs > 1:
+                from analyzer.workers import can_split, read_file_in_parallel
+
+                if can_split(source, jobs):
+                    source.close()
+                    run.absorb(read_file_in_parallel(run.library, name, source.form, jobs, progress))
+                    continue
+            run.read(source)
     for directory in journal_dirs:
         run.read(open_journal(["--directory", directory], directory))
     return run.report()

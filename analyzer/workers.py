@@ -7,24 +7,28 @@ rather than rebuilt. Runs come back in input order; the parent diagnoses them to
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
+from typing import Any
 
 from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.models import Fact, InputSummary, Match
-from analyzer.readers.source import open_source
+from analyzer.readers.source import Source, count_undecodable, open_slice, open_source
 from analyzer.suggest import Collector
 from analyzer.triage import Progress, Run
 
 _library: CompiledLibrary | None = None  # set in each worker by the pool's initializer
+_counters: tuple[Any, Any] | None = None  # shared arrays: bytes read and patterns found, per share
 
 
-def _start(library: CompiledLibrary) -> None:
-    global _library
+def _start(library: CompiledLibrary, counters: tuple[Any, Any] | None = None) -> None:
+    global _library, _counters
     _library = library
+    _counters = counters
 
 
 Parts = tuple[list[Match], list[Fact], list[InputSummary], list[str], Collector]
@@ -62,3 +66,120 @@ def _size(name: str) -> int | None:
         return os.stat(name).st_size
     except OSError:
         return None
+
+
+SPLIT_FROM = 64 * 1024 * 1024  # a smaller file is read by one process: forking would cost more
+MARGIN = 1024 * 1024  # bytes of context each worker reads beyond its share, on both sides
+_BLOCK = 8 * 1024 * 1024
+
+
+def can_split(source: Source, jobs: int) -> bool:
+    """A large plain file, in a form whose entries can be cut at any line (an export stream's
+    binary fields cannot)."""
+    return (jobs > 1 and source.size is not None and source.size >= SPLIT_FROM
+            and source.form is not InputForm.journal_export)
+
+
+def read_file_in_parallel(library: CompiledLibrary, name: str, form: InputForm, jobs: int,
+                          progress: Progress | None = None) -> Run:
+    """One large file, split at line starts into `jobs` shares read by forked workers, each
+    with a megabyte of context on both sides so that no event is cut. A worker keeps only
+    what starts on its own lines; line numbers are those of the whole file."""
+    cuts = _cuts(name, jobs)
+    shares = list(itertools.pairwise(cuts))
+    context = multiprocessing.get_context("fork")
+    done, found = context.Array("q", len(shares)), context.Array("q", len(shares))
+    with ProcessPoolExecutor(max_workers=len(shares), mp_context=context,
+                             initializer=_start, initargs=(library, (done, found))) as pool:
+        counts = list(pool.map(_count_lines, [name] * len(shares), *zip(*shares, strict=True)))
+        firsts = [1 + sum(counts[:k]) for k in range(len(shares))]
+        futures = [pool.submit(_read_share, name, form, k, share, firsts[k], counts[k])
+                   for k, share in enumerate(shares)]
+        while True:
+            pending = wait(futures, timeout=0.25).not_done
+            if progress is not None:  # patterns found: the largest share's count, a lower bound
+                progress(name, min(sum(done[:]), cuts[-1]), cuts[-1], max(found[:]))
+            if not pending:
+                break
+        parts = [f.result() for f in futures]
+    run = Run(library)
+    for matches, facts, _summaries, warnings, collector in parts:
+        run.absorb(Run(library, matches=matches, facts=facts, collector=collector,
+                       warnings=[w for w in warnings if w not in run.warnings]))
+    lines = sum(counts) + (0 if _ends_with_newline(name) else 1)
+    undecodable = sum(s.undecodable for _m, _f, summaries, _w, _c in parts for s in summaries)
+    plain = sum(s.plain for _m, _f, summaries, _w, _c in parts for s in summaries)
+    run.inputs.append(InputSummary(path=name, format=form.value, lines=lines, bytes=cuts[-1],
+                                   undecodable=undecodable, plain=plain))
+    run.note_unreadable(run.inputs[-1])
+    return run
+
+
+def _read_share(name: str, form: InputForm, k: int, share: tuple[int, int], first: int, count: int) -> Parts:
+    assert _library is not None and _counters is not None
+    start, end = share
+    size = os.stat(name).st_size
+    lo = _line_start_after(name, max(start - MARGIN, 0)) if start else 0
+    lo = min(lo, start)
+    hi = _line_start_after(name, min(end + MARGIN, size)) if end < size else size
+    before = _count_lines(name, lo, start)
+    done, found = _counters
+
+    def tell(_name: str, read: int, _size: int | None, patterns: int) -> None:
+        done[k], found[k] = read, patterns
+
+    run = Run(_library, own=range(first, first + count), progress=tell)
+    source = open_slice(name, form, lo, hi, first - before)
+    run.read(source, summarise=False)
+    margins = _undecodable(name, lo, start) + _undecodable(name, end, hi)
+    summary = InputSummary(path=name, format=form.value, lines=count, bytes=end - start,
+                           undecodable=max(source.undecodable - margins, 0), plain=run.plain)
+    return run.matches, run.facts, [summary], run.warnings, run.collector
+
+
+def _cuts(name: str, jobs: int) -> list[int]:
+    size = os.stat(name).st_size
+    cuts = [0]
+    for k in range(1, jobs):
+        at = _line_start_after(name, size * k // jobs)
+        if cuts[-1] < at < size:
+            cuts.append(at)
+    return [*cuts, size]
+
+
+def _line_start_after(name: str, offset: int) -> int:
+    """The first line start at or after `offset` (offset itself when a line starts there)."""
+    with open(name, "rb") as f:
+        if offset == 0:
+            return 0
+        f.seek(offset - 1)
+        return offset - 1 + len(f.readline())
+
+
+def _count_lines(name: str, start: int, end: int) -> int:
+    n = 0
+    with open(name, "rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(_BLOCK, left))
+            if not block:
+                break
+            n += block.count(b"\n")
+            left -= len(block)
+    return n
+
+
+def _undecodable(name: str, start: int, end: int) -> int:
+    with open(name, "rb") as f:
+        f.seek(start)
+        return count_undecodable(f.read(end - start))
+
+
+def _ends_with_newline(name: str) -> bool:
+    with open(name, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return True
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"

@@ -103,3 +103,32 @@ def test_compiled_library_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     third = load()
     assert summary(run(third, example)) == expected and db.read_bytes() != b"damaged"
     assert isinstance(third.engine(InputForm.journal_short), HyperscanEngine)
+
+
+def test_a_large_file_split_between_workers_gives_the_same_report(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus log and the example, each repeated into a file of a few hundred kB, read
+    whole and split at line starts into 2 and 3 shares: the same findings, facts and counts."""
+    from analyzer import workers
+    from analyzer.triage import analyze
+
+    monkeypatch.setattr(workers, "SPLIT_FROM", 0)
+    monkeypatch.setattr(workers, "MARGIN", 32 * 1024)
+    splits: list[int] = []
+    cuts = workers._cuts
+    monkeypatch.setattr(workers, "_cuts", lambda name, jobs: splits.append(jobs) or cuts(name, jobs))
+    library = load()
+    for name, data in INPUTS[-25:]:  # the corpus logs and the example
+        path = tmp_path / name
+        path.write_bytes(data * max(1, 300_000 // max(len(data), 1)))
+        whole = analyze([str(path)], library, knowledge=False)
+        for jobs in (2, 3):
+            split = analyze([str(path)], library, knowledge=False, jobs=jobs)
+            assert summary(split) == summary(whole), (name, jobs)
+            assert split.facts == whole.facts and split.inputs == whole.inputs, (name, jobs)
+    assert splits.count(3) == 25  # every file was split, not read whole
+
+    seen: list[tuple[int, int | None, int]] = []  # the workers' progress reaches the parent
+    example = tmp_path / "founding-incident.log"
+    analyze([str(example)], library, knowledge=False, jobs=2, progress=lambda _n, d, t, f: seen.append((d, t, f)))
+    assert seen[-1][0] == seen[-1][1] == example.stat().st_size and seen[-1][2] >= 1

@@ -8,6 +8,7 @@ that phase 1 can cut the stream anywhere and phase 2 can parse any window of it.
 from __future__ import annotations
 
 import gzip
+import io
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from analyzer.choices import InputForm
 from analyzer.errors import InputError
@@ -35,6 +36,7 @@ class Source:
     stream: IO[bytes]
     process: subprocess.Popen[bytes] | None = None
     size: int | None = None  # bytes in all, where known (a plain file); for progress
+    first_line: int = 1  # input line number of the first byte (a slice of a file starts later)
     bytes_read: int = 0
     undecodable: int = 0  # lines that are not valid UTF-8 (read with replacement characters)
     _closed: bool = field(default=False, repr=False)
@@ -60,11 +62,7 @@ class Source:
 
     def _count(self, chunk: bytes) -> bytes:
         self.bytes_read += len(chunk)
-        if not chunk.isascii():  # 20x faster than decoding; most logs are ASCII
-            try:
-                chunk.decode("utf-8")  # C speed; only a chunk with bad bytes is looked at line by line
-            except UnicodeDecodeError:
-                self.undecodable += sum(1 for line in chunk.split(b"\n") if not _utf8(line))
+        self.undecodable += count_undecodable(chunk)
         return chunk
 
     def _read(self, size: int) -> bytes:
@@ -93,6 +91,17 @@ class Source:
                                  self.name)
 
 
+def count_undecodable(data: bytes) -> int:
+    """Lines of `data` that are not valid UTF-8."""
+    if data.isascii():  # 20x faster than decoding; most logs are ASCII
+        return 0
+    try:
+        data.decode("utf-8")  # C speed; only data with bad bytes is looked at line by line
+    except UnicodeDecodeError:
+        return sum(1 for line in data.split(b"\n") if not _utf8(line))
+    return 0
+
+
 def _utf8(line: bytes) -> bool:
     try:
         line.decode("utf-8")
@@ -105,6 +114,37 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror.lower()
     return str(exc) or type(exc).__name__
+
+
+def open_slice(name: str, form: InputForm, start: int, end: int, first_line: int) -> Source:
+    """Bytes [start, end) of a plain file, both at line starts, whose first line is input line
+    `first_line`: what one worker reads when a large file is split between several."""
+    stream = cast(IO[bytes], _Slice(Path(name).open("rb"), start, end))  # noqa: SIM115 (Source closes it)
+    return Source(name=name, form=form, head=_read_head(stream, name), stream=stream, size=end - start,
+                  first_line=first_line)
+
+
+class _Slice(io.RawIOBase):
+    """A window of an open file, read like a stream."""
+
+    def __init__(self, f: IO[bytes], start: int, end: int) -> None:
+        super().__init__()
+        self._f = f
+        self._left = end - start
+        f.seek(start)
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        n = self._left if size < 0 else min(size, self._left)
+        data = self._f.read(n)
+        self._left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
 
 
 def open_source(name: str, form: InputForm = InputForm.auto) -> Source:
