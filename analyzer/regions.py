@@ -25,6 +25,11 @@ BEFORE = 12
 AFTER = 8
 LONG_AFTER = 400
 LONG_KEYS = frozenset({"@traceback", "@terminate"})
+# An error line that no pattern knows (the `@exception` trigger, most hits in a noisy log)
+# only feeds suggestions, which read the line itself: a narrow window. A pattern's hit on
+# the same lines widens it again.
+NARROW_KEYS = frozenset({"@exception"})
+NARROW = 2
 MAX_CONTINUATION = 2000
 
 
@@ -82,7 +87,9 @@ class RegionBuilder:
         self.keys = [t.key for t in triggers]
         self.before = before
         self.after = after
-        self.reach = [LONG_AFTER if t.key in LONG_KEYS else after for t in triggers]
+        self.reach = [LONG_AFTER if t.key in LONG_KEYS else NARROW if t.key in NARROW_KEYS else after
+                      for t in triggers]
+        self.back = [NARROW if t.key in NARROW_KEYS else before for t in triggers]
         self.lines = 0  # input lines seen so far (the regions' line numbers come from this count)
 
     def regions(self, chunks: Iterable[bytes], first_line: int = 1) -> Iterator[Region]:
@@ -135,10 +142,12 @@ class RegionBuilder:
             counted.upto, counted.lines = pos, line - base
             begin = _line_start(chunk, pos)
             end = _forward(chunk, begin, self.reach[idx] + 1)[0]
+            start, back = _back(chunk, begin, self.back[idx])
             if windows and begin < windows[-1].end:
                 windows[-1].add(line, self.keys[idx], end)
+                if start < windows[-1].start:  # this hit looks further back than the window's first
+                    windows[-1].start, windows[-1].first_line = start, line - back
                 continue
-            start, back = _back(chunk, begin, self.before)
             windows.append(_Window(start, end, line - back, {line: {self.keys[idx]}}))
         for w in windows:
             lines = chunk[w.start:w.end].rstrip(b"\n").split(b"\n")
