@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,9 +30,11 @@ FRAGMENTS = [b"May 03 10:00:00 host app[12]: ", b"2026-05-03T10:00:00+0000 h k: 
 chunks = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.binary(max_size=40)), max_size=40).map(b"".join)
 
 
+@pytest.mark.parametrize("form", FORMS)
 @settings(max_examples=300, deadline=None)
-@given(data=chunks, form=st.sampled_from(FORMS))
+@given(data=chunks)
 def test_every_reader_accepts_any_bytes(data: bytes, form: InputForm) -> None:
+    """300 generated inputs for each reader."""
     records = parse_lines(data.split(b"\n"), form, 1, "x")
     for r in records:
         assert 1 <= r.line <= r.end_line
@@ -44,12 +47,14 @@ def test_detect_accepts_any_bytes(data: bytes) -> None:
     assert isinstance(detect(data), InputForm)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("form", [InputForm.auto, *FORMS])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=chunks)
-def test_the_whole_pipeline_accepts_any_bytes(data: bytes, library: CompiledLibrary) -> None:
+def test_the_whole_pipeline_accepts_any_bytes(data: bytes, form: InputForm, library: CompiledLibrary) -> None:
+    """Detection (auto) and each reader forced, through regions, events, matching and diagnosis."""
     run = Run(library)
     try:
-        run.read(open_bytes("x", data))
+        run.read(open_bytes("x", data, form))
     except InputError:
         return  # empty or binary input: a clear error, not a crash
     report = run.report()
