@@ -128,7 +128,8 @@ def _read_share(name: str, form: InputForm, k: int, share: tuple[int, int], firs
     def tell(_name: str, read: int, _size: int | None, patterns: int) -> None:
         done[k], found[k] = read, patterns
 
-    run = Run(_library, own=range(first, first + count), progress=tell)
+    last = first + count + (1 if end == size else 0)  # the file's last line may lack its newline
+    run = Run(_library, own=range(first, last), progress=tell)
     source = open_slice(name, form, lo, hi, first - before)
     run.read(source, summarise=False)
     margins = _undecodable(name, lo, start) + _undecodable(name, end, hi)

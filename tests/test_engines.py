@@ -128,6 +128,12 @@ def test_a_large_file_split_between_workers_gives_the_same_report(tmp_path: Path
             assert split.facts == whole.facts and split.inputs == whole.inputs, (name, jobs)
     assert splits.count(3) == 25  # every file was split, not read whole
 
+    cut = tmp_path / "no-final-newline.log"  # the finding on a last line without its newline
+    cut.write_bytes(b"May 03 10:00:00 h app[1]: request ok\n" * 20_000
+                    + b"May 03 10:00:01 h kernel: Out of memory: Killed process 7 (python3) total-vm:1kB")
+    whole = analyze([str(cut)], library, knowledge=False)
+    assert whole.findings and summary(analyze([str(cut)], library, knowledge=False, jobs=2)) == summary(whole)
+
     seen: list[tuple[int, int | None, int]] = []  # the workers' progress reaches the parent
     example = tmp_path / "founding-incident.log"
     analyze([str(example)], library, knowledge=False, jobs=2, progress=lambda _n, d, t, f: seen.append((d, t, f)))
