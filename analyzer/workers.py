@@ -93,7 +93,7 @@ def read_file_in_parallel(library: CompiledLibrary, name: str, form: InputForm, 
                              initializer=_start, initargs=(library, (done, found))) as pool:
         counts = list(pool.map(_count_lines, [name] * len(shares), *zip(*shares, strict=True)))
         firsts = [1 + sum(counts[:k]) for k in range(len(shares))]
-        futures = [pool.submit(_read_share, name, form, k, share, firsts[k], counts[k])
+        futures = [pool.submit(_read_share, name, form, k, share, firsts[k], counts[k], cuts[-1])
                    for k, share in enumerate(shares)]
         while True:
             pending = wait(futures, timeout=0.25).not_done
@@ -115,10 +115,12 @@ def read_file_in_parallel(library: CompiledLibrary, name: str, form: InputForm, 
     return run
 
 
-def _read_share(name: str, form: InputForm, k: int, share: tuple[int, int], first: int, count: int) -> Parts:
+def _read_share(name: str, form: InputForm, k: int, share: tuple[int, int], first: int, count: int,
+                size: int) -> Parts:
+    """Share k of a file of `size` bytes (as it was when cut: a log that grows meanwhile is read
+    up to there, as one reader would have)."""
     assert _library is not None and _counters is not None
     start, end = share
-    size = os.stat(name).st_size
     lo = _line_start_after(name, max(start - MARGIN, 0)) if start else 0
     lo = min(lo, start)
     hi = _line_start_after(name, min(end + MARGIN, size)) if end < size else size
