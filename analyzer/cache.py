@@ -1,8 +1,9 @@
 """The user's cache folder for triage, and writes into it that never leave half a file.
 
-It holds what is costly to rebuild and cheap to check: the knowledge-base index, compiled
-hyperscan databases and the library's validation stamp (both keyed by content hash), and
-the site's word embeddings. Everything in it can be deleted at any time.
+It holds what is costly to rebuild and cheap to check: the knowledge-base index and its
+related-postmortems sidecar, compiled hyperscan databases, the validated pattern library
+and the stamp proving its expressions compile (these three keyed by content hash), and the
+site's word embeddings. Everything in it can be deleted at any time.
 """
 
 from __future__ import annotations
