@@ -5,6 +5,7 @@ real all-MiniLM-L6-v2 model."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -280,6 +281,10 @@ def test_a_pattern_only_run_reads_related_from_the_sidecar_without_duckdb_or_tor
     assert sidecar is not None and sidecar["flashinfer-sm12x-needs-cuda-12-9"][0][0] == FOUNDING
     assert rewrite_related(index.path, index.stamp) == sidecar  # what the database holds
     assert read_related(index.path, "another stamp") is None  # a sidecar of another build is ignored
+    sidecar_time = related_path(index.path).stat().st_mtime_ns
+    os.utime(related_path(index.path), ns=(sidecar_time, index.path.stat().st_mtime_ns - 1))
+    assert read_related(index.path, index.stamp) is None  # the index changed after its sidecar
+    os.utime(related_path(index.path), ns=(sidecar_time, sidecar_time))
 
     example = data_dir("kb").parent / "examples" / "founding-incident.log"
     code = ("import sys, json\nfrom pathlib import Path\nfrom analyzer.triage import analyze\n"

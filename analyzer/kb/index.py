@@ -34,7 +34,7 @@ def is_fresh(p: IndexPlan) -> bool:
     """The index was built from the current files, model and schema. The sidecar written after
     it carries the same stamp and answers without opening the database; without a sidecar,
     the index's own metadata does."""
-    if p.path.exists() and read_related(p.path, p.stamp) is not None:
+    if read_related(p.path, p.stamp) is not None:
         return True
     meta = read_meta(p.path)
     return meta is not None and meta.get("stamp") == p.stamp

@@ -216,7 +216,13 @@ def related_path(index: Path) -> Path:
 def read_related(index: Path, stamp: str) -> RelatedByPattern | None:
     """The related postmortems of every pattern, as written beside the index by its build:
     a run whose findings are all pattern matches needs no database (DuckDB's import alone
-    costs half a second). None when the sidecar is missing, damaged or of another build."""
+    costs half a second). None when the sidecar is missing, damaged or of another build, or
+    when the index file changed after it (replaced, damaged: the database must be looked at)."""
+    try:
+        if index.stat().st_mtime_ns > related_path(index).stat().st_mtime_ns:
+            return None
+    except OSError:
+        return None
     data = read_cached(related_path(index))
     try:
         doc = json.loads(data) if data is not None else None
