@@ -47,6 +47,7 @@ class Run:
     progress: Progress | None = None
     own: range | None = None  # keep only what starts on these lines (a worker's share of a file)
     plain: int = 0  # records near matches that did not parse in their input's form
+    found: set[str] = field(default_factory=set)  # failure patterns matched so far, for progress
 
     def read(self, source: Source, summarise: bool = True) -> None:
         builder = RegionBuilder(self.library.engine(source.form), self.library.triggers)
@@ -58,9 +59,10 @@ class Run:
                 records = [r for r in records if r.line in self.own]
                 events = [e for e in events if e.first_line in self.own]
             plain += sum(r.plain for r in records)
-            found = list(match_events(events, region.hits, self.library.patterns, self.warnings))
-            self.matches.extend(found)
-            self.collector.add(events, {(r.path, r.line) for m in found for r in m.records})
+            matched = list(match_events(events, region.hits, self.library.patterns, self.warnings))
+            self.matches.extend(matched)
+            self.found.update(m.pattern_id for m in matched if not self.library.is_signal(m.pattern_id))
+            self.collector.add(events, {(r.path, r.line) for m in matched for r in m.records})
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self._tick(source)  # the last region is read after the last chunk
@@ -85,13 +87,13 @@ class Run:
             self._tick(source)
 
     def _tick(self, source: Source) -> None:
-        if self.progress is not None:
-            found = len({m.pattern_id for m in self.matches if not self.library.is_signal(m.pattern_id)})
-            self.progress(source.name, source.bytes_read, source.size, found)
+        if self.progress is not None:  # per chunk: a count kept as matches come, not recomputed from all
+            self.progress(source.name, source.bytes_read, source.size, len(self.found))
 
     def absorb(self, other: Run) -> None:
         """Take in what another run read (one input, in a `--jobs` worker)."""
         self.matches.extend(other.matches)
+        self.found.update(m.pattern_id for m in other.matches if not self.library.is_signal(m.pattern_id))
         self.facts.extend(other.facts)
         self.inputs.extend(other.inputs)
         self.warnings.extend(other.warnings)
