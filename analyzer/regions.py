@@ -86,7 +86,6 @@ class RegionBuilder:
         self.engine = engine
         self.keys = [t.key for t in triggers]
         self.before = before
-        self.after = after
         self.reach = [LONG_AFTER if t.key in LONG_KEYS else NARROW if t.key in NARROW_KEYS else after
                       for t in triggers]
         self.back = [NARROW if t.key in NARROW_KEYS else before for t in triggers]
@@ -142,12 +141,15 @@ class RegionBuilder:
             counted.upto, counted.lines = pos, line - base
             begin = _line_start(chunk, pos)
             end = _forward(chunk, begin, self.reach[idx] + 1)[0]
-            start, back = _back(chunk, begin, self.back[idx])
             if windows and begin < windows[-1].end:
-                windows[-1].add(line, self.keys[idx], end)
-                if start < windows[-1].start:  # this hit looks further back than the window's first
-                    windows[-1].start, windows[-1].first_line = start, line - back
+                w = windows[-1]
+                w.add(line, self.keys[idx], end)
+                if line - self.back[idx] < w.first_line:  # looks further back than the window's first line
+                    start, back = _back(chunk, begin, self.back[idx])
+                    if start < w.start:
+                        w.start, w.first_line = start, line - back
                 continue
+            start, back = _back(chunk, begin, self.back[idx])
             windows.append(_Window(start, end, line - back, {line: {self.keys[idx]}}))
         for w in windows:
             lines = chunk[w.start:w.end].rstrip(b"\n").split(b"\n")
