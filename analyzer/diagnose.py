@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from analyzer.choices import Confidence
 from analyzer.clock import to_seconds
-from analyzer.facts import derive, newest
+from analyzer.facts import derive, newest, normalise
 from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
-from analyzer.library.rules import Chain, Rule, Step, Table, holds, resolve
-from analyzer.models import Evidence, Fact, Finding, Match, Symptom, TimelineEntry
+from analyzer.library.rules import Chain, Rule, RuleBook, Step, Table, holds, resolve, spell
+from analyzer.models import Evidence, Fact, Finding, Hypothesis, Match, Symptom, TimelineEntry
 
 CHAIN_BONUS = 6
 STALE_S = 86400
@@ -67,10 +67,12 @@ def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: 
     reasons: dict[str, list[str]] = {pid: [] for pid in found}
     bonus: dict[str, float] = dict.fromkeys(found, 0.0)
     for pid, finding in list(found.items()):
+        finding = _gate_fix(finding, library, values, book)
         found[pid] = _weigh_facts(finding, library, values, book.tables, reasons[pid], bonus)
     for rule in book.rules:
         _apply_rule(rule, found, facts, values, book.tables, reasons, bonus)
-    chains = [c for chain in book.chains if (c := _chain(chain, occ, found, library, reasons, bonus))]
+    chains = [c for chain in book.chains
+              if (c := _chain(chain, occ, found, library, reasons, bonus, fact_sightings))]
     ranked = _rank(found, reasons, bonus, occ)
     scores = {f.id: f.score for f in ranked}
     why = {f.id: f.reasons for f in ranked}
@@ -86,18 +88,42 @@ def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: 
 
 def _flag_anti_fixes(findings: list[Finding]) -> list[Finding]:
     """A finding whose captured values appear in what a higher finding says to avoid is the
-    tempting workaround at work (CUDA_HOME=/dev/null after the FlashInfer gate)."""
+    tempting workaround at work (CUDA_HOME=/dev/null after the FlashInfer gate), whichever
+    line shows it: the finding says which one it undermines."""
     out: list[Finding] = []
     for f in findings:
         values = [v for v in f.captures.values() if len(v) >= 5]
         warned = next((g for g in out if any(v in a for v in values for a in g.avoid)), None)
         if warned is not None:
             f = f.model_copy(update={
-                "cause": f"Anti-fix: this is what finding #{warned.rank} warns against. {f.cause}",
+                "cause": f"Anti-fix: this is the workaround that finding #{warned.rank} ({warned.title}) warns "
+                         f"against; it does not cure #{warned.rank} and breaks more. {f.cause}",
                 "reasons": [*f.reasons,
                             f"its captured values appear in what #{warned.rank} ({warned.id}) says to avoid"]})
         out.append(f)
     return out
+
+
+def _gate_fix(f: Finding, library: CompiledLibrary, values: Mapping[str, str], book: RuleBook) -> Finding:
+    """Keep the fix steps that fit this environment: a conditional step goes when a fact
+    (or a value the error line itself captured) contradicts it, and says which conditions
+    the log could not settle."""
+    pattern = library.patterns[f.id].pattern
+    if all(isinstance(s, str) for s in pattern.fix):
+        return f
+    scope = {**values, **{k: normalise(v, book.facts[k].unit) for k, v in f.captures.items() if k in book.facts}}
+    steps: list[str] = []
+    for step in pattern.fix:
+        if isinstance(step, str):
+            steps.append(fill(step, f.captures))
+            continue
+        verdicts = [holds(c, scope, book.tables) for c in step.when]
+        if False in verdicts:
+            continue
+        text = fill(step.step, f.captures)
+        open_ = [c for c, v in zip(step.when, verdicts, strict=True) if v is None]
+        steps.append(f"{text} (only if {spell(open_, book.facts)}; the log does not say)" if open_ else text)
+    return f.model_copy(update={"fix": steps or f.fix})
 
 
 def _weigh_facts(f: Finding, library: CompiledLibrary, values: Mapping[str, str], tables: Mapping[str, Table],
@@ -162,7 +188,7 @@ def _step_ok(step: Step, o: Occurrence, library: CompiledLibrary) -> bool:
 
 
 def _chain(chain: Chain, occ: Sequence[Occurrence], found: dict[str, Finding], library: CompiledLibrary,
-           reasons: dict[str, list[str]], bonus: dict[str, float]) -> Finding | None:
+           reasons: dict[str, list[str]], bonus: dict[str, float], sightings: Sequence[Fact]) -> Finding | None:
     """Earliest occurrence of each step in order, same input and host, within the window."""
     links: list[Occurrence] = []
     for step in chain.steps:
@@ -194,7 +220,26 @@ def _chain(chain: Chain, occ: Sequence[Occurrence], found: dict[str, Finding], l
         cause=" ".join(chain.description.split()).replace("{root_cause}", root_finding.cause),
         why=root_finding.why, fix=fix, avoid=avoid, references=root_finding.references, evidence=evidence,
         count=1, first_line=links[0].line, last_line=links[-1].line, captures=root_finding.captures,
-        reasons=chain_reasons, members=members)
+        reasons=chain_reasons, members=members, hypotheses=_candidates(chain, links[chain.root - 1], occ, sightings))
+
+
+def _candidates(chain: Chain, root: Occurrence, occ: Sequence[Occurrence],
+                sightings: Sequence[Fact]) -> list[Hypothesis]:
+    """Each candidate explanation of a chain, supported when the log shows, before the root
+    step, a line of one of its patterns or one of its facts with two different values."""
+    out = []
+    for c in chain.candidates:
+        evidence = [Evidence(path=o.path, line=o.line, text=o.text[:300]) for o in occ
+                    if o.pattern_id in c.patterns and o.path == root.path and o.line < root.line][:2]
+        for name in c.facts_changed:
+            first: dict[str, Evidence] = {}
+            for fact in sightings:
+                if fact.name == name and fact.evidence.path == root.path and fact.evidence.line < root.line:
+                    first.setdefault(fact.value, fact.evidence)
+            if len(first) > 1:
+                evidence += list(first.values())[:2]
+        out.append(Hypothesis(claim=" ".join(c.claim.split()), supported=bool(evidence), evidence=evidence))
+    return out
 
 
 def _follows(o: Occurrence, after: Occurrence | None, links: Sequence[Occurrence], window: int) -> bool:

@@ -17,7 +17,7 @@ def compile_facts(defs: Mapping[str, FactDef]) -> dict[str, list[regex.Pattern[s
     return {name: [regex.compile(r, regex.MULTILINE) for r in d.regexes] for name, d in defs.items()}
 
 
-def _normalise(raw: str, unit: str | None) -> str:
+def normalise(raw: str, unit: str | None) -> str:
     if unit == "cuda_tag" and raw.isdigit():  # 124 → 12.4, 130 → 13.0
         return f"{raw[:-1]}.{raw[-1]}"
     if unit == "sm" and raw.isdigit():  # 120 → 12.0, 90 → 9.0
@@ -46,7 +46,7 @@ def _facts_in(event: Event, name: str, d: FactDef, rxs: list[regex.Pattern[str]]
             if m is None:
                 continue
             record = event.records[event.line_owner[i]] if event.line_owner else event.records[0]
-            yield Fact(name=name, label=d.label, value=_normalise(m["value"], d.unit),
+            yield Fact(name=name, label=d.label, value=normalise(m["value"], d.unit),
                        evidence=Evidence(path=record.path, line=record.line, text=text[:300]))
             break
 
@@ -57,8 +57,8 @@ def derive(facts: dict[str, Fact], tables: Mapping[str, Table]) -> None:
     gpu = facts.get("gpu_name")
     if table is None or gpu is None or "gpu_sm" in facts:
         return
-    for key, sm in table.rows.items():
-        if key.lower() in gpu.value.lower():
+    for key, sm in table.rows.items():  # whole words: "T4" is not "Jetson T4000"
+        if regex.search(rf"(?<!\w){regex.escape(key)}(?!\w)", gpu.value, regex.IGNORECASE):
             facts["gpu_sm"] = Fact(name="gpu_sm", label="GPU compute capability (from the GPU name)",
                                    value=sm, evidence=gpu.evidence, derived=True)
             return

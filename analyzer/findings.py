@@ -21,17 +21,22 @@ class _Group:
     matches: list[Match] = field(default_factory=list)
 
 
-def fill(template: str, captures: Mapping[str, str]) -> str:
+def fill(template: str, captures: Mapping[str, str], drop: bool = False) -> str:
     """Put captured values into `{name}` or `{name|default}` slots; other text, braces
-    included, stays as written (the loader checks every slot names a capture)."""
+    included, stays as written (the loader checks every slot names a capture). With `drop`,
+    a slot with neither a value nor a default is removed, for text shown without a match
+    (search results, suggestions, site pages): a reader never sees a template."""
 
     def value(m: re.Match[str]) -> str:
         got = captures.get(m["name"])
         if got is not None:
             return got
-        return m["default"] if m["default"] is not None else m[0]
+        if m["default"] is not None:
+            return m["default"]
+        return "" if drop else m[0]
 
-    return PLACEHOLDER.sub(value, template)
+    out = PLACEHOLDER.sub(value, template)
+    return re.sub(r" +(?=[,.;:)])", "", re.sub(r" {2,}", " ", out)) if drop else out
 
 
 def _evidence(matches: list[Match]) -> list[Evidence]:
@@ -75,7 +80,7 @@ def _finding(group: _Group) -> Finding:
     return Finding(
         id=p.id, title=p.title, severity=p.severity, confidence=p.confidence,
         cause=fill(p.description.strip(), captures), why=p.why.strip(),
-        fix=[fill(s, captures) for s in p.fix], avoid=list(p.avoid), references=list(p.references),
+        fix=[fill(s, captures) for s in p.fix_texts], avoid=list(p.avoid), references=list(p.references),
         evidence=_evidence(group.matches), count=len(group.matches),
         first_line=min(r.line for m in group.matches for r in m.records),
         last_line=max(r.line for m in group.matches for r in m.records),

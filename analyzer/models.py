@@ -156,6 +156,14 @@ class Related(Model):
     score: float  # 1.0 for a postmortem that names the pattern; cosine similarity otherwise
 
 
+class Hypothesis(Model):
+    """A candidate explanation a chain offers, and whether lines of this log support it."""
+
+    claim: str
+    supported: bool
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
 class Finding(Model):
     rank: int = 0
     id: str
@@ -178,6 +186,7 @@ class Finding(Model):
     reasons: list[str] = Field(default_factory=list)
     members: list[str] = Field(default_factory=list)  # a chain's findings, root cause first
     symptoms: list[Symptom] = Field(default_factory=list)  # folded findings this one explains
+    hypotheses: list[Hypothesis] = Field(default_factory=list)  # a chain's candidate explanations
     processes: int = 1  # distinct processes (ranks, workers, pids) where it occurred
     runs: int = 1  # distinct runs of the service (between restarts) where it occurred
 

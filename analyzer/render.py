@@ -22,7 +22,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from analyzer.choices import Format
-from analyzer.models import Finding, Report
+from analyzer.models import Finding, Hypothesis, Report
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -131,6 +131,11 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
         parts += [Text("\nExplains (folded under this finding)", style="title"),
                   _items(["·"] * len(f.symptoms), [f"{s.title} [{s.id}]" + (f", {s.count}x" if s.count > 1 else "")
                                                    for s in f.symptoms], "muted")]
+    if f.hypotheses:
+        parts += [Text("\nWhy the earlier step could lead to the failure (candidates, checked against this log)",
+                       style="title"),
+                  _items(["✓" if h.supported else "?" for h in f.hypotheses],
+                         [_hypothesis(h, single_input) for h in f.hypotheses], "muted")]
     parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
     if f.avoid:
         parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
@@ -144,6 +149,13 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), (f" #{f.rank} ", "title"),
                           (f"{kind}{f.id} · confidence {f.confidence.value} ", "muted"))
     return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
+
+
+def _hypothesis(h: Hypothesis, single_input: bool) -> str:
+    if not h.supported:
+        return f"{h.claim} Nothing in this log shows it."
+    where = ", ".join(f"line {e.line}" if single_input else f"{e.path}:{e.line}" for e in h.evidence)
+    return f"{h.claim} Supported by {where}: {h.evidence[0].text[:160]}"
 
 
 def _items(marks: list[str], items: list[str], style: str) -> Table:
@@ -176,6 +188,12 @@ def to_markdown(report: Report) -> str:
         lines += [f"{n}. {step}" for n, step in enumerate(f.fix, 1)]
         if f.avoid:
             lines += ["", "**Do not**", ""] + [f"- {_md_escape(a)}" for a in f.avoid]
+        if f.hypotheses:
+            lines += ["", "**Why the earlier step could lead to the failure** "
+                          "(candidates, checked against this log)", ""]
+            lines += [f"- {'supported' if h.supported else 'not shown'}: {_md_escape(h.claim)}"
+                      + "".join(f" (`{e.path}:{e.line}` {_md_escape(e.text[:160])})" for e in h.evidence)
+                      for h in f.hypotheses]
         if f.symptoms:
             lines += ["", "**Explains:** " + ", ".join(f"{s.title} (`{s.id}`)" for s in f.symptoms)]
         if f.references:

@@ -13,7 +13,7 @@ from analyzer.events import build_events
 from analyzer.facts import extract_facts
 from analyzer.library.compile import CompiledLibrary, compile_library
 from analyzer.library.load import load_library
-from analyzer.library.rules import load_rulebook
+from analyzer.library.rules import check_references, load_rulebook
 from analyzer.match import match_events
 from analyzer.models import Fact, InputSummary, Match, Report
 from analyzer.readers import parse_lines
@@ -27,7 +27,11 @@ def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None =
          builtin: bool = True) -> CompiledLibrary:
     roots = ([builtin_patterns()] if builtin else []) + list(extra_dirs)
     rulebook = load_rulebook(builtin_patterns()) if builtin else None
-    return compile_library(load_library(roots), engine_factory, rulebook)
+    library = load_library(roots)
+    if rulebook is not None:
+        check_references(rulebook, {pf.pattern.id: pf.pattern.conditions() for pf in library.files},
+                         builtin_patterns())
+    return compile_library(library, engine_factory, rulebook)
 
 
 # (input name, bytes read, bytes in all or None when unknown, patterns found so far)

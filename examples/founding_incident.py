@@ -1,12 +1,14 @@
 """Write the founding incident as a journal export stream (a reconstruction).
 
 The incident (see kb/ and the project README): an SGLang service on 8x RTX PRO 6000
-Blackwell GPUs (SM 12.0) was killed by the host OOM killer; systemd restarted it; the
-restart rebuilt FlashInfer's JIT kernels with the system nvcc 12.8, which cannot target
-SM 12.x, so FlashInfer rejected the GPUs. The workaround CUDA_HOME=/dev/null then broke
-every JIT build. The log lines follow the formats these programs print; the host, pids,
-times and paths are invented for the reconstruction, and the unit is given an
-ExecStartPre that logs `nvcc --version` and `torch.utils.collect_env` lines.
+Blackwell GPUs (SM 12.0) was killed by the host OOM killer; systemd restarted it; in the new
+process FlashInfer (0.6.8.post1, a release with the SM 12.x gate) found the system nvcc 12.8,
+refused the GPUs because it builds the 12.0f target, which needs nvcc 12.9, and the first JIT
+module failed. The workaround CUDA_HOME=/dev/null then broke every JIT build (seen here through
+torch's ninja build, as dash reports it). The log lines follow the formats these programs print;
+the host, pids, times, paths and package versions are chosen for the reconstruction (sglang
+0.5.11 pins flashinfer_python 0.6.8.post1), and the unit is given an ExecStartPre that logs
+`nvcc --version` and `torch.utils.collect_env` lines.
 
     python examples/founding_incident.py > incident.export
     /lib/systemd/systemd-journal-remote -o incident.journal incident.export
@@ -80,8 +82,8 @@ def entries() -> Iterator[tuple[int, dict[str, str]]]:
     yield 22, _env("CUDA used to build PyTorch: 13.0")
     yield 22, _env("GPU 0: NVIDIA RTX PRO 6000 Blackwell Server Edition")
     yield 22, _env("Nvidia driver version: 595.71.05")
-    yield 22, _env("[pip3] flashinfer-python==0.5.2")
-    yield 22, _env("[pip3] sglang==0.5.5")
+    yield 22, _env("[pip3] flashinfer-python==0.6.8.post1")
+    yield 22, _env("[pip3] sglang==0.5.11")
     yield 26, _svc(51002, "[2026-05-03 09:58:36] server_args=ServerArgs(model_path='/models/Kimi-K2.6', "
                           "tp_size=8, trust_remote_code=True, sampling_backend='flashinfer', port=30000)")
     yield 29, _svc(51002, "Failed to get device capability: SM 12.x requires CUDA >= 12.9.", 4)
@@ -97,8 +99,10 @@ def entries() -> Iterator[tuple[int, dict[str, str]]]:
          "self.graph_runner = CudaGraphRunner(self)"),
         (f"{SITE}/sglang/srt/layers/sampler.py", 112, "forward",
          "batch_next_token_ids = top_k_top_p_sampling_from_probs("),
-        (f"{SITE}/flashinfer/sampling.py", 39, "get_sampling_module",
+        (f"{SITE}/flashinfer/sampling.py", 68, "get_sampling_module",
          "module = gen_sampling_module().build_and_load()"),
+        (f"{SITE}/flashinfer/jit/sampling.py", 22, "gen_sampling_module", "return gen_jit_spec("),
+        (f"{SITE}/flashinfer/jit/core.py", 413, "gen_jit_spec", "check_cuda_arch()"),
         (f"{SITE}/flashinfer/jit/core.py", 108, "check_cuda_arch",
          'raise RuntimeError("FlashInfer requires GPUs with sm75 or higher")'),
     ], "RuntimeError: FlashInfer requires GPUs with sm75 or higher",
@@ -114,20 +118,32 @@ def entries() -> Iterator[tuple[int, dict[str, str]]]:
     yield 512, _systemd(f"{UNIT}: Failed with result 'exit-code'.", 4)
     yield 1800, _systemd("Reloading.")
     yield 1801, _systemd(f"Started {UNIT} - SGLang Kimi K2.6 (TP8).")
+    # FlashInfer's probe runs nvcc under CUDA_HOME: /dev/null/bin/nvcc is "Not a directory", which
+    # get_cuda_version does not catch, so it never reaches torch.version.cuda either
+    yield 1805, _svc(53102, "Failed to get device capability: [Errno 20] Not a directory: '/dev/null/bin/nvcc'.", 4)
     yield 1846, _svc(53120, "[2026-05-03 10:28:56 TP0] Load weight begin. avail mem=93.12 GB")
     yield 2230, _svc(53120, "[2026-05-03 10:35:20 TP0] Scheduler hit an exception: "
                             "Traceback (most recent call last):", 3)
     for file, line, func, code in [
         (f"{SITE}/sglang/jit_kernel/utils.py", 87, "load_jit", "return load_inline("),
         (f"{SITE}/torch/utils/cpp_extension.py", 2046, "load_inline", "return _jit_compile("),
-        (f"{SITE}/torch/utils/cpp_extension.py", 2372, "_write_ninja_file_to_build_library",
-         "cuda_flags = ['-DWITH_CUDA'] + common_cflags + COMMON_NVCC_FLAGS + _get_cuda_arch_flags()"),
-        ("/usr/lib/python3.12/subprocess.py", 1955, "_execute_child",
-         "raise child_exception_type(errno_num, err_msg, err_filename)"),
+        (f"{SITE}/torch/utils/cpp_extension.py", 2126, "_jit_compile", "_write_ninja_file_and_build_library("),
+        (f"{SITE}/torch/utils/cpp_extension.py", 2269, "_write_ninja_file_and_build_library",
+         "_run_ninja_build("),
+        (f"{SITE}/torch/utils/cpp_extension.py", 2581, "_run_ninja_build", "raise RuntimeError(message) from e"),
     ]:
         yield 2230, _svc(53120, f'  File "{file}", line {line}, in {func}', 3)
         yield 2230, _svc(53120, f"    {code}", 3)
-    yield 2230, _svc(53120, "FileNotFoundError: [Errno 2] No such file or directory: '/dev/null/bin/nvcc'", 3)
+    for text in [
+        "RuntimeError: Error building extension 'sgl_kernel_jit_topk': [1/2] /dev/null/bin/nvcc "
+        "--generate-dependencies-with-compile --dependency-output cuda.cuda.o.d "
+        "-DTORCH_EXTENSION_NAME=sgl_kernel_jit_topk -c /root/.cache/torch_extensions/py312_cu130/"
+        "sgl_kernel_jit_topk/cuda.cu -o cuda.cuda.o",
+        "FAILED: cuda.cuda.o ",
+        "/bin/sh: 1: /dev/null/bin/nvcc: not found",
+        "ninja: build stopped: subcommand failed.",
+    ]:
+        yield 2230, _svc(53120, text, 3)
     yield 2232, _systemd(f"{UNIT}: Main process exited, code=exited, status=1/FAILURE", 5)
     yield 2232, _systemd(f"{UNIT}: Failed with result 'exit-code'.", 4)
 

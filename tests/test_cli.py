@@ -28,7 +28,7 @@ def test_json_contract() -> None:
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["version"] == 1
-    assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 53,
+    assert doc["inputs"] == [{"path": str(EXAMPLE), "format": "journal-short", "lines": 63,
                               "bytes": EXAMPLE.stat().st_size, "undecodable": 0, "plain": 0}]
     required = {"rank", "id", "kind", "title", "severity", "confidence", "cause", "fix", "avoid", "evidence",
                 "count", "captures", "related"}
@@ -46,7 +46,8 @@ def test_json_contract() -> None:
                                   "text": "Failed to get device capability: SM 12.x requires CUDA >= 12.9."}
     assert any("CUDA_HOME=/dev/null" in a for a in top["avoid"])
     assert "host-oom-killed-service" in top["members"]
-    assert {s["id"] for s in top["symptoms"]} >= {GATE, "host-oom-killed-service"}
+    assert {s["id"] for s in top["symptoms"]} >= {GATE, "host-oom-killed-service", "flashinfer-no-eligible-cuda-arch"}
+    assert [h["supported"] for h in top["hypotheses"]] == [False, False, False]
     assert doc["facts"]["nvcc_version"] == {"name": "nvcc_version", "label": "nvcc (CUDA toolkit compiler)",
                                             "value": "12.8", "derived": False,
                                             "evidence": {"path": str(EXAMPLE), "line": 10,
@@ -68,7 +69,9 @@ def test_terminal_output_shows_cause_evidence_fix_and_avoid() -> None:
 def test_markdown_output() -> None:
     out = triage("--format", "markdown", str(EXAMPLE)).stdout.decode()
     assert out.startswith("# triage report\n")
-    assert "## 1. An OOM kill and restart forced a JIT rebuild that hit a toolchain problem: FlashInfer rejects" in out
+    assert "## 1. After an OOM kill and a restart, the new process failed on a toolchain problem: FlashInfer" in out
+    assert "**Why the earlier step could lead to the failure** (candidates, checked against this log)" in out
+    assert "- not shown: A package changed after the old process started" in out
     assert "## Facts from the log" in out and "## Timeline" in out
     assert "**Do not**" in out and "```\n" in out
 

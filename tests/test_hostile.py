@@ -31,7 +31,7 @@ def test_a_ten_megabyte_line_is_handled(library: CompiledLibrary) -> None:
     start = time.perf_counter()
     report = analyze_bytes(data, library)
     assert time.perf_counter() - start < 60
-    assert report.findings[0].id == "flashinfer-sm12x-needs-cuda-12-9"
+    assert report.findings[0].id == "flashinfer-no-eligible-cuda-arch"
     assert report.findings[0].evidence[0].line == 2
 
 

@@ -110,7 +110,7 @@ def test_compressed_inputs(tmp_path: Path, suffix: str, library: CompiledLibrary
     path = tmp_path / f"incident.log{suffix}"
     path.write_bytes(gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data))
     report = analyze([str(path)], library)
-    assert report.inputs[0].lines == 53
+    assert report.inputs[0].lines == 63
     assert root_id(report.findings[0]) == GATE
     assert [e.line for e in report.findings[0].evidence] == [2, 8, 18]
 

@@ -65,17 +65,19 @@ def postmortem_document(pm: Postmortem) -> Document:
 
 
 def pattern_document(pf: PatternFile) -> Document:
+    from analyzer.findings import fill
+
     p = pf.pattern
-    chunks = [" ".join(f"{p.title}. {p.description}".split()), " ".join(f"Why it matters: {p.why}".split()),
-              "Fix: " + " ".join(p.fix)]
+    cause = " ".join(fill(p.description, {}, drop=True).split())
+    fix = [fill(s, {}, drop=True) for s in p.fix_texts]  # shown in search results and suggestions
+    chunks = [f"{p.title}. {cause}", " ".join(f"Why it matters: {p.why}".split()), "Fix: " + " ".join(fix)]
     if pf.fixture.exists():
         from analyzer.library.fixtures import Expect, parse_fixture
 
         lines = [a.text.strip() for a in parse_fixture(pf.fixture).annotations if a.expect is Expect.match]
         chunks += [line[:400] for line in dict.fromkeys(lines)][:6]
-    return Document(id=p.id, kind="pattern", title=p.title, path=str(pf.path), fix=list(p.fix), chunks=chunks,
-                    regexes=[e.regex for e in p.match.expressions], severity=p.severity.value,
-                    cause=" ".join(p.description.split()))
+    return Document(id=p.id, kind="pattern", title=p.title, path=str(pf.path), fix=fix, chunks=chunks,
+                    regexes=[e.regex for e in p.match.expressions], severity=p.severity.value, cause=cause)
 
 
 def source_stamp(roots: Iterable[Path]) -> str:

@@ -133,7 +133,7 @@ def show_pattern(extra: Sequence[Path], pattern_id: str, fmt: Format) -> None:
              f"· {p.status.value}", f"file {pf.path}", "", p.description.strip(), "", "Why: " + p.why.strip(), "",
              "Match (" + ("any" if p.match.any else "all") + f", scope {p.match.scope.value}):"]
     lines += [f"  {e.regex}" + (f"   [trigger: {e.trigger}]" if e.trigger else "") for e in p.match.expressions]
-    lines += ["", "Fix:"] + [f"  {i}. {s}" for i, s in enumerate(p.fix, 1)]
+    lines += ["", "Fix:"] + [f"  {i}. {s}" for i, s in enumerate(p.fix_texts, 1)]
     lines += (["", "Avoid:"] + [f"  - {a}" for a in p.avoid]) if p.avoid else []
     if pf.fixture.exists():
         fixture = parse_fixture(pf.fixture)

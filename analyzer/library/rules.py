@@ -6,7 +6,7 @@ or `table[fact]`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -56,6 +56,15 @@ class Step(Strict):
     patterns_exclude: list[str] = Field(default_factory=list)
 
 
+class Candidate(Strict):
+    """A reason a chain's steps may be linked, and what in a log would support it: an
+    occurrence of one of `patterns`, or a fact seen with two values, before the root step."""
+
+    claim: str = Field(min_length=10)
+    patterns: list[str] = Field(default_factory=list)
+    facts_changed: list[str] = Field(default_factory=list)
+
+
 class Chain(Strict):
     id: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
     title: str
@@ -63,6 +72,7 @@ class Chain(Strict):
     root: int = Field(ge=1)
     steps: list[Step] = Field(min_length=2)
     description: str
+    candidates: list[Candidate] = Field(default_factory=list)
 
 
 class FactsFile(Strict):
@@ -109,9 +119,58 @@ def load_rulebook(patterns_root: Path) -> RuleBook:
     return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains)
 
 
+_RELEASE = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:[.-]?(?P<tag>a|b|rc|dev|post)\.?(?P<n>\d*))?")
+
+
+def check_references(book: RuleBook, patterns: Mapping[str, Sequence[str]], root: Path) -> None:
+    """Every pattern id the rule data names exists, and every condition names a declared fact
+    and table: a typo would otherwise make a rule or a fix step silently never apply.
+    `patterns` maps each pattern id to the fact conditions it states."""
+    problems: list[tuple[str, str]] = []
+
+    def ids(where: str, named: Sequence[str]) -> None:
+        problems.extend((where, f"names an unknown pattern `{i}`") for i in named if i not in patterns)
+
+    def conditions(where: str, conds: Sequence[str]) -> None:
+        for cond in conds:
+            m = _CONDITION.match(cond)
+            names = [m["fact"], *re.findall(r"\[([a-z_]+)\]", m["value"])] if m else []
+            table = re.match(r"([a-z_]+)\[", m["value"]) if m else None
+            problems.extend((where, f"`{cond}` names an unknown fact `{n}`") for n in names if n not in book.facts)
+            if table and table[1] not in book.tables:
+                problems.append((where, f"`{cond}` names an unknown table `{table[1]}`"))
+
+    for rule in book.rules:
+        ids(f"rules.yaml {rule.id}", rule.explains)
+        conditions(f"rules.yaml {rule.id}", rule.when)
+    for chain in book.chains:
+        for step in chain.steps:
+            ids(f"chains.yaml {chain.id}", [*step.patterns, *step.patterns_exclude])
+        for cand in chain.candidates:
+            ids(f"chains.yaml {chain.id}", cand.patterns)
+            problems.extend((f"chains.yaml {chain.id}", f"names an unknown fact `{f}`")
+                            for f in cand.facts_changed if f not in book.facts)
+    for pid, conds in patterns.items():
+        conditions(f"pattern {pid}", conds)
+    if problems:
+        from analyzer.errors import PatternError
+
+        where, what = problems[0]
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PatternError(f"{where} {what}{more}", root / RULES_DIR)
+
+
 def version(text: str) -> tuple[int, ...] | None:
-    parts = re.findall(r"\d+", text)
-    return tuple(int(p) for p in parts) if parts else None
+    """A comparable version: `0.6.8rc1` < `0.6.8` < `0.6.8.post1`; a local part after `+`
+    (`2.9.1+cu130`, `0.2.3+cu121torch2.5`) does not count."""
+    m = _RELEASE.search(text.split("+")[0])
+    if m is None:
+        return None
+    parts = tuple(int(p) for p in m["release"].split("."))
+    if m["tag"] is None:
+        return parts
+    # a pre-release sorts below its release (padding with zeros), a post-release above it
+    return (*parts, 0 if m["tag"] == "post" else -1, int(m["n"] or 0))
 
 
 def resolve(term: str, facts: Mapping[str, str], tables: Mapping[str, Table]) -> str | None:
@@ -125,6 +184,21 @@ def resolve(term: str, facts: Mapping[str, str], tables: Mapping[str, Table]) ->
     if re.fullmatch(r"[a-z_]+", term):
         return facts.get(term)
     return term
+
+
+_SAY = {"<": "<", "<=": "≤", ">": ">", ">=": "≥", "==": "=", "!=": "≠"}
+
+
+def spell(conditions: Sequence[str], facts: Mapping[str, FactDef]) -> str:
+    """Conditions as a reader says them: `flashinfer_version < 0.6.9` → `FlashInfer < 0.6.9`."""
+    out = []
+    for cond in conditions:
+        m = _CONDITION.match(cond)
+        if m is None:
+            raise ValueError(f"bad condition {cond!r}")
+        known = facts.get(m["fact"])
+        out.append(f"{known.label if known else m['fact']} {_SAY[m['op']]} {m['value']}")
+    return " and ".join(out)
 
 
 def holds(condition: str, facts: Mapping[str, str], tables: Mapping[str, Table]) -> bool | None:

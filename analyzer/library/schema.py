@@ -59,6 +59,16 @@ class Expression(Strict):
     trigger: Annotated[str, StringConstraints(min_length=3, max_length=500)] | None = None
 
 
+class FixStep(Strict):
+    """A fix step that holds only in some environments: `when` lists fact conditions
+    (`flashinfer_version < 0.6.9`, `gpu_sm == 12.0`). A step whose condition the log's facts
+    contradict is left out of the report; one whose facts are unknown is shown with its
+    condition spelled out."""
+
+    step: Annotated[str, StringConstraints(min_length=5)]
+    when: list[Condition] = Field(min_length=1)
+
+
 class Match(Strict):
     any: list[Expression] = Field(default_factory=list, description="fires when one expression matches")
     all: list[Expression] = Field(default_factory=list, description="fires when every expression matches")
@@ -95,7 +105,9 @@ class Pattern(Strict):
     facts: dict[str, str] = Field(
         default_factory=dict, description="capture name → fact it records (e.g. nvcc_version)"
     )
-    fix: list[str] = Field(min_length=1, description="concrete steps, commands where they exist")
+    fix: list[str | FixStep] = Field(
+        min_length=1, description="concrete steps, commands where they exist; a step that holds only in "
+                                  "some environments is {step: ..., when: [fact conditions]}")
     avoid: list[str] = Field(default_factory=list, description="tempting workarounds that make it worse")
     references: list[str] = Field(default_factory=list)
     source: Annotated[str, StringConstraints(min_length=5)] = Field(
@@ -116,13 +128,22 @@ class Pattern(Strict):
         description="ids of patterns of the same area meant to fire on the same lines (a symptom and its cause)",
     )
 
+    @property
+    def fix_texts(self) -> list[str]:
+        """Every step's text, conditional or not (search, site, `patterns show`)."""
+        return [s.step if isinstance(s, FixStep) else s for s in self.fix]
+
+    def conditions(self) -> list[str]:
+        """Every fact condition the pattern states: supports, contradicts, fix steps."""
+        return [*self.supports, *self.contradicts, *(c for s in self.fix if isinstance(s, FixStep) for c in s.when)]
+
     @model_validator(mode="after")
     def placeholders_name_captures(self) -> Pattern:
         """`{name}` in the description or a fix step must be a named group; one that only
         some `any` expressions capture needs a default: `{name|the default}`."""
         groups = [set(_GROUP.findall(e.regex)) for e in self.match.expressions]
         always = set.intersection(*groups) if self.match.any else set.union(*groups)
-        for text in [self.description, *self.fix]:
+        for text in [self.description, *self.fix_texts]:
             for m in PLACEHOLDER.finditer(text):
                 name = m["name"]
                 if not any(name in g for g in groups):

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from analyzer.kb.postmortems import Postmortem
-from analyzer.library.schema import Pattern
+from analyzer.library.schema import FixStep, Pattern
 from analyzer.site import paths
 from analyzer.site.content import Content, Example, PatternEntry
 from analyzer.site.html import chip, esc, external, fill, slug
@@ -169,6 +169,15 @@ def _conditions(p: Pattern, content: Content) -> str:
     return '<section class="box"><h2>Facts and rules</h2><dl class="facts">' + "".join(rows) + "</dl></section>"
 
 
+def _fix_step(step: str | FixStep, link: CodeLinker) -> str:
+    """A step, and for a conditional one the facts it holds for (a report keeps or drops it
+    by the log's facts; the catalogue shows every step with its condition)."""
+    if isinstance(step, str):
+        return _text(step, link, copy=True)
+    when = " and ".join(f"<code>{esc(c)}</code>" for c in step.when)
+    return _text(step.step, link, copy=True) + f' <span class="muted small">(only when {when})</span>'
+
+
 def pattern_page(e: PatternEntry, content: Content) -> Page:
     p = e.pattern
     link = _linker(content)
@@ -184,7 +193,7 @@ def pattern_page(e: PatternEntry, content: Content) -> Page:
             + "</section>") if p.references else ""
     body = fill("pattern.html", severity=p.severity.value, area=esc(p.area), area_href=ROOT + paths.area(p.area),
                 title=esc(p.title), id=esc(p.id), chips=" ".join(chips), description=_text(p.description, link),
-                why=_text(p.why, link), fix=_list([_text(s, link, copy=True) for s in p.fix], "steps", ordered=True),
+                why=_text(p.why, link), fix=_list([_fix_step(s, link) for s in p.fix], "steps", ordered=True),
                 avoid=avoid, examples=_examples(e), regexes=_regexes(p), falsepositives=falsepos, stats=_stats(e),
                 postmortems=_postmortems(e, content), conditions=_conditions(p, content), references=refs,
                 source=_text(p.source), file=esc(e.source))

@@ -40,7 +40,7 @@ def pattern_record(e: PatternEntry, content: Content) -> dict[str, Any]:
     p = e.pattern
     errors = list(dict.fromkeys(x.text.strip() for x in e.examples if x.expect == "match"))[:ERRORS]
     terms = _weigh([(3, p.title), (2, p.id.replace("-", " ")), (2, " ".join(p.tags)), (2, "\n".join(errors)),
-                    (1, p.description), (1, p.why), (1, "\n".join(p.fix)), (1, "\n".join(p.avoid)),
+                    (1, p.description), (1, p.why), (1, "\n".join(p.fix_texts)), (1, "\n".join(p.avoid)),
                     (0.5, "\n".join(p.falsepositives)), (0.5, p.area)])
     related = [[pm.id, 1.0, 1] for pm in content.linked_postmortems(p.id)]
     seen = {r[0] for r in related}
