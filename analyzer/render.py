@@ -71,7 +71,7 @@ def _terminal(report: Report, con: Console, explain: bool = False) -> None:
     names = ", ".join(f"{i.path} ({i.format})" for i in report.inputs)
     con.print(Text(f"triage: {total} lines read from {names}", style="muted"))
     if not report.findings:
-        con.print("No known failure found.", style="title")
+        con.print("No failure found: no pattern matched and no error line was seen.", style="title")
     single = len(report.inputs) == 1
     for f in report.findings:
         con.print(_panel(f, single, explain))
@@ -178,7 +178,7 @@ def to_markdown(report: Report) -> str:
         lines.append(f"- input `{i.path}` ({i.format}, {i.lines} lines)")
     lines.append("")
     if not report.findings:
-        lines += ["No known failure found.", ""]
+        lines += ["No failure found: no pattern matched and no error line was seen.", ""]
     for f in report.findings:
         lines += [f"## {f.rank}. {f.title}", "",
                   f"**Severity:** {f.severity.value} · **Confidence:** {f.confidence.value} · "

@@ -1,22 +1,33 @@
-"""Suggestions for errors that no pattern knows: the final lines of tracebacks, C++
-terminate messages and exception-shaped lines that no pattern matched are masked (numbers,
-hex, paths), grouped by template, and looked up in the knowledge base. The nearest
-incident becomes a finding of kind `suggestion`: low confidence, worded as a similarity,
-ranked after every pattern finding."""
+"""Errors that no pattern knows are reported, never dropped: the final lines of tracebacks,
+C++ terminate messages and exception-shaped lines that no pattern matched are masked
+(numbers, hex, paths) and grouped by template. Each becomes a finding of kind `unrecognised`
+that says so plainly, quotes the error, names the program whose code raised it (the
+innermost traceback frame of a known project) and the next diagnostic step. It ranks below
+the findings that explain a cause and above those that only describe consequences (a
+killed process, a failed unit, an engine that did not start): the unknown error is the lead.
+The knowledge base later adds the nearest past incidents by meaning, offered as such."""
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from analyzer.choices import Confidence, Severity
 from analyzer.events import EXCEPTION
-from analyzer.models import Event, EventKind, Evidence, Finding, Related
+from analyzer.library.rules import Emitter
+from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Related
+
+if TYPE_CHECKING:
+    from analyzer.kb.search import Hit
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
-SEARCHED = 3  # templates looked up, most frequent first
-MIN_SIMILARITY = 0.5  # cosine similarity of the best passage; below it nothing is suggested
+REPORTED = 3  # unrecognised errors reported, most frequent first
+NEAREST = 3  # past incidents offered for one
+MIN_SIMILARITY = 0.5  # cosine similarity of the best passage; below it an incident is not offered
+UNRECOGNISED = "unrecognised"
 
 _MASKS = (
     (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
@@ -24,6 +35,9 @@ _MASKS = (
     (re.compile(r"\b[0-9a-f]{8,}\b"), "<hex>"),
     (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
 )
+_PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w*)[/\\]")  # Windows too
+# warnings are not errors: a healthy service logs them
+_NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
 
 
 def mask(text: str) -> str:
@@ -35,10 +49,13 @@ def mask(text: str) -> str:
 def error_line(event: Event) -> str | None:
     """The line that names an unknown error, if the event has one."""
     if event.kind in (EventKind.traceback, EventKind.cpp_terminate) and event.exc_type:
-        return f"{event.exc_type}: {event.exc_message or ''}".strip()
+        if _NOT_AN_ERROR.search(event.exc_type):
+            return None
+        return f"{event.exc_type}: {event.exc_message or ''}".strip().rstrip(":")
     if event.kind is EventKind.line:
         first = event.text.split("\n")[0].strip()
-        if EXCEPTION.match(first) and ": " in first:
+        m = EXCEPTION.match(first)
+        if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
             return first
     return None
 
@@ -48,6 +65,7 @@ class Unexplained:
     template: str
     text: str
     evidence: Evidence
+    frame: Frame | None = None  # the innermost frame, where it was raised
     count: int = 1
 
 
@@ -68,7 +86,8 @@ class Collector:
             elif len(self.items) < MAX_TEMPLATES:
                 last = event.records[-1]
                 self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
-                                                                             text=line[:300]))
+                                                                             text=line[:500]),
+                                                   event.frames[-1] if event.frames else None)
 
     def merge(self, other: Collector) -> None:
         """Fold in the collector of another input read elsewhere (a `--jobs` worker)."""
@@ -79,28 +98,72 @@ class Collector:
                 self.items[template] = item
 
     def top(self) -> list[Unexplained]:
-        return sorted(self.items.values(), key=lambda u: -u.count)[:SEARCHED]
+        """The most frequent first; of equals, the earliest (in a cascade the first error leads)."""
+        ordered = sorted(self.items.values(), key=lambda u: (-u.count, u.evidence.path, u.evidence.line))
+        return ordered[:REPORTED]
 
 
-def suggestions(unexplained: Sequence[Unexplained], search: object, known: set[str]) -> list[Finding]:
-    """Look each unexplained error up; `search(text) -> hits` is the knowledge-base search."""
-    out: list[Finding] = []
-    seen: set[str] = set()
-    for u in unexplained:
-        hits = search(u.text)  # type: ignore[operator]
-        hit = next((h for h in hits if h.id not in known and h.id not in seen), None)
-        if hit is None or hit.similarity < MIN_SIMILARITY:
-            continue
-        seen.add(hit.id)
-        severity = Severity(hit.severity) if hit.severity in Severity.__members__ else Severity.medium
+def _emitter(frame: Frame | None, emitters: Mapping[str, Emitter]) -> tuple[str, Emitter] | None:
+    if frame is None:
+        return None
+    m = _PACKAGE.search(frame.file)
+    if m and m["pkg"] in emitters:
+        return m["pkg"], emitters[m["pkg"]]
+    return None
+
+
+def _where(frame: Frame) -> str:
+    m = _PACKAGE.search(frame.file)
+    short = frame.file[m.start("pkg"):] if m else frame.file
+    return f"{short}, line {frame.line}, in {frame.function}"
+
+
+def unrecognised(collector: Collector, emitters: Mapping[str, Emitter]) -> list[Finding]:
+    out = []
+    for u in collector.top():
+        who = _emitter(u.frame, emitters)
+        raised = f" It was raised in {_where(u.frame)}" if u.frame else ""
+        raised += f" ({who[1].project})." if who else ("." if raised else "")
+        fix = [f"Read the lines just before line {u.evidence.line}: an earlier warning or error often says why "
+               "(a failed probe, a missing file, a refused connection)."]
+        if u.frame:
+            fix.append(f"Open the innermost frame, {_where(u.frame)}, to see what condition raised it.")
+        if who:
+            fix.append(f"Search the error text in {who[1].project}'s issues: {who[1].issues}?q="
+                       + "+".join(re.findall(r"[A-Za-z]{3,}", u.text)[:8]))
+        fix.append("If it is a new failure worth knowing, draft a pattern for it: "
+                   f"`triage patterns new ID --from {u.evidence.path}:{u.evidence.line}`.")
+        digest = hashlib.sha256(u.template.encode()).hexdigest()[:10]
+        shown = u.text if len(u.text) <= 150 else u.text[:149].rsplit(" ", 1)[0] + "…"
         out.append(Finding(
-            id=f"suggestion-{hit.id}", kind="suggestion",
-            title=f"Suggested by similarity ({hit.similarity:.2f}) to a past {hit.kind}: {hit.title}",
-            severity=min(severity, Severity.medium, key=lambda s: s.rank), confidence=Confidence.low,
-            cause=f"No pattern recognises this error; the nearest known incident says: {hit.cause}",
-            fix=list(hit.fix), evidence=[u.evidence], count=u.count, first_line=u.evidence.line,
-            last_line=u.evidence.line, score=round(hit.similarity, 4),
-            reasons=[f"similarity {hit.similarity:.2f} between the unknown error and {hit.kind} {hit.id}",
-                     f"error template seen {u.count} times: {u.template[:120]}"],
-            related=[Related(id=hit.id, title=hit.title, score=hit.similarity)]))
+            id=f"{UNRECOGNISED}-{digest}", kind=UNRECOGNISED, title=f"Not recognised: {shown}",
+            severity=Severity.low, confidence=Confidence.low,
+            cause=f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised} "
+                  "It is reported so that it is not lost: the cause is not known to triage.",
+            fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line,
+            last_line=u.evidence.line, captures={"program": who[0]} if who else {},
+            reasons=[f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
+                     "explain a cause and above those that only describe consequences (low confidence)"]))
     return out
+
+
+def nearest(f: Finding, hits: Sequence[Hit]) -> Finding:
+    """The past incidents and patterns nearest to an unrecognised error, offered as such: with
+    their similarity, above a cut-off, and never with their fix steps."""
+    near = [h for h in hits if h.similarity >= MIN_SIMILARITY][:NEAREST]
+    if not near:
+        return f
+    said = "; ".join(f"{h.title} ({h.kind} {h.id}, similarity {h.similarity:.2f})" for h in near)
+    return f.model_copy(update={
+        "cause": f"{f.cause} Nearest known failures by meaning, not confirmed for this log: {said}.",
+        "related": [Related(id=h.id, title=h.title, score=round(h.similarity, 4)) for h in near],
+        "reasons": [*f.reasons, f"nearest by meaning: {near[0].id} (similarity {near[0].similarity:.2f}, "
+                                f"cut-off {MIN_SIMILARITY})"]})
+
+
+def place(findings: Sequence[Finding], unknown: Sequence[Finding]) -> list[Finding]:
+    """Unrecognised errors go after every finding that names a cause (medium or high
+    confidence) and before the consequences; ranks are renumbered."""
+    at = next((i for i, f in enumerate(findings) if f.confidence is Confidence.low), len(findings))
+    ordered = [*findings[:at], *unknown, *findings[at:]]
+    return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(ordered)]

@@ -20,7 +20,7 @@ from analyzer.readers import parse_lines
 from analyzer.readers.source import Source, open_journal, open_source
 from analyzer.regions import RegionBuilder
 from analyzer.scan import EngineFactory
-from analyzer.suggest import Collector
+from analyzer.suggest import Collector, place, unrecognised
 
 
 def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None = None,
@@ -105,11 +105,11 @@ class Run:
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)
-        findings = d.findings
+        findings = place(d.findings, unrecognised(self.collector, self.library.rulebook.emitters))
         if self.knowledge:
             from analyzer.kb.enrich import enrich
 
-            findings = enrich(findings, self.collector, self.index, self.warnings)
+            findings = enrich(findings, self.index, self.warnings)
         return Report(inputs=self.inputs, findings=findings, facts=d.facts, timeline=d.timeline,
                       warnings=self.warnings)
 

@@ -34,7 +34,7 @@ def test_json_contract() -> None:
                 "count", "captures", "related"}
     for i, f in enumerate(doc["findings"], 1):
         assert required <= f.keys()
-        assert f["rank"] == i and f["kind"] in {"pattern", "rule", "chain", "suggestion"}
+        assert f["rank"] == i and f["kind"] in {"pattern", "rule", "chain", "unrecognised"}
         assert isinstance(f["reasons"], list) and f["reasons"] and isinstance(f["score"], float)
         assert f["severity"] in {"info", "low", "medium", "high", "critical"}
         assert f["confidence"] in {"low", "medium", "high"}

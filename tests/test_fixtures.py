@@ -10,7 +10,7 @@ import pytest
 from analyzer.data import builtin_patterns
 from analyzer.errors import PatternError
 from analyzer.library.compile import CompiledLibrary
-from analyzer.library.fixtures import Expect, parse_fixture, run_fixture
+from analyzer.library.fixtures import Expect, fixture_of, parse_fixture, run_fixture
 from analyzer.library.load import load_library
 
 LIBRARY = load_library([builtin_patterns()])
@@ -19,7 +19,8 @@ LIBRARY = load_library([builtin_patterns()])
 @pytest.mark.parametrize("pf", LIBRARY.files, ids=lambda pf: pf.pattern.id)
 def test_fixture(pf, library: CompiledLibrary) -> None:  # type: ignore[no-untyped-def]
     assert pf.fixture.exists(), f"{pf.path}: add {pf.fixture.name} with real log lines marked `# match`"
-    fixture = parse_fixture(pf.fixture)
+    fixture = fixture_of(pf)
+    assert any(a.expect is Expect.match for a in fixture.annotations), f"{pf.fixture}: no `# match` line for it"
     failures = [f"{pf.fixture}:{o.annotation.fixture_line}: {o.annotation.expect.value}: {o.detail}"
                 for o in run_fixture(pf, fixture, library) if not o.passed]
     assert not failures, "\n".join(failures)

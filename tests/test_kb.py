@@ -210,7 +210,7 @@ RuntimeError: the inference worker could not fit the model weights into GPU memo
 """
 
 
-def test_unmatched_error_becomes_a_suggestion_with_the_nearest_fix(index: IndexPlan) -> None:
+def test_unmatched_error_is_reported_with_the_nearest_incidents_but_not_their_fix(index: IndexPlan) -> None:
     from analyzer.readers.source import open_bytes
     from analyzer.triage import Run, load
 
@@ -219,13 +219,24 @@ def test_unmatched_error_becomes_a_suggestion_with_the_nearest_fix(index: IndexP
     report = run.report()
     assert report.findings, report.warnings
     top = report.findings[0]
-    assert top.kind == "suggestion" and top.confidence.value == "low"
-    assert top.title.startswith("Suggested by similarity")
-    assert top.fix and top.related and top.evidence[0].line == 4
-    assert "No pattern recognises this error" in top.cause
+    assert top.kind == "unrecognised" and top.confidence.value == "low"
+    assert top.title == "Not recognised: RuntimeError: the inference worker could not fit the model weights into GPU memory"
+    assert top.evidence[0].line == 4 and top.related and all(r.score >= 0.5 for r in top.related)
+    assert "No pattern in the library explains this error" in top.cause
+    assert "Nearest known failures by meaning, not confirmed for this log: " in top.cause
+    assert top.fix[0].startswith("Read the lines just before line 4")  # diagnostic steps, no other incident's fix
+    assert not any(step in top.fix for r in top.related for step in _fix_of(index, r.id))
 
 
-def test_pattern_findings_come_before_suggestions_and_carry_related(index: IndexPlan) -> None:
+def _fix_of(index: IndexPlan, doc_id: str) -> list[str]:
+    import duckdb
+
+    with duckdb.connect(str(index.path), read_only=True) as con:
+        row = con.execute("SELECT fix FROM documents WHERE id = ?", [doc_id]).fetchone()
+    return list(json.loads(row[0])) if row else []
+
+
+def test_pattern_findings_come_before_unrecognised_errors_and_carry_related(index: IndexPlan) -> None:
     from analyzer.data import data_dir
     from analyzer.readers.source import open_bytes
     from analyzer.triage import Run, load
@@ -235,7 +246,7 @@ def test_pattern_findings_come_before_suggestions_and_carry_related(index: Index
     run.read(open_bytes("mixed.log", log))
     findings = run.report().findings
     kinds = [f.kind for f in findings]
-    assert kinds[0] == "chain" and kinds.index("suggestion") > kinds.index("pattern")
+    assert kinds[0] == "chain" and kinds.index("unrecognised") > kinds.index("pattern")
     assert findings[0].related[0].id == FOUNDING and findings[0].related[0].score == 1.0
 
 

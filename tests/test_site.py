@@ -416,7 +416,8 @@ def test_a_pattern_page_shows_its_fixture_and_copyable_fix(browser: Any, site: P
         assert tab.page.locator("section.examples mark").first.inner_text() == "SM 12.x requires CUDA >= 12.9"
         assert tab.page.locator("section.fix button.copy").count() >= 3
         button = tab.page.locator("section.fix button.copy").first
-        button.click()
+        button.click()  # the label changes when the clipboard's promise settles
+        tab.page.wait_for_function("b => b.innerText !== 'copy'", arg=button.element_handle(), timeout=5000)
         assert button.inner_text() in ("copied", "select it")
         assert tab.page.locator(f'a[href="../{paths.postmortem(FOUNDING)}"]').first.is_visible()
         tab.page.screenshot(path=str(screenshots / "pattern.png"), full_page=True)

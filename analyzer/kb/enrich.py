@@ -1,9 +1,9 @@
 """Findings meet the knowledge base: each finding gets its related postmortems, and
-errors no pattern knows get suggestions from the nearest past incidents.
+errors no pattern knows get the nearest past incidents by meaning.
 
 No model is needed when every finding is a pattern match: related postmortems are read
 from the index (precomputed there) or, without an index, from the postmortems' own links.
-Suggestions need the index; without one, the report says how to build it."""
+The nearest incidents need the index; without one, the report says how to build it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.errors import PatternError
 from analyzer.models import Finding, Related
-from analyzer.suggest import Collector, suggestions
+from analyzer.suggest import UNRECOGNISED, nearest
 
 if TYPE_CHECKING:
     from analyzer.kb.index import IndexPlan
@@ -46,7 +46,7 @@ def _related(p: IndexPlan, ids: Sequence[str]) -> RelatedByPattern:
     return {pid: every.get(pid, []) for pid in ids}
 
 
-def enrich(findings: list[Finding], collector: Collector, index: Path | None, warnings: list[str]) -> list[Finding]:
+def enrich(findings: list[Finding], index: Path | None, warnings: list[str]) -> list[Finding]:
     from analyzer.kb.index import is_fresh, plan
 
     p = plan(index)
@@ -60,19 +60,15 @@ def enrich(findings: list[Finding], collector: Collector, index: Path | None, wa
                 best[pm] = Related(id=pm, title=title, score=score)
         ranked = sorted(best.values(), key=lambda r: -r.score)[:5]
         out.append(f.model_copy(update={"related": ranked}))
-    unknown = collector.top()
-    fresh = bool(unknown) and is_fresh(p)  # suggestions need the index itself
-    if unknown and not fresh:
-        warnings.append(f"{len(collector.items)} error(s) match no pattern; build the index with "
-                        "`triage kb index` to get suggestions from past incidents")
+    unknown = [f for f in out if f.kind == UNRECOGNISED]
+    if unknown and not is_fresh(p):
+        warnings.append(f"{len(unknown)} error(s) match no pattern; build the index with `triage kb index` "
+                        "to see the nearest past incidents")
     elif unknown:
         from analyzer.kb.embed import NumpyMiniLM
         from analyzer.kb.search import search
 
         encoder = NumpyMiniLM(p.model)
-        known = {pid for f in out for pid in _pattern_ids(f)}
-        found = sorted(suggestions(unknown, lambda text: search(p, text, 5, encoder=encoder), known),
-                       key=lambda f: -f.score)
-        patterns = [f for f in out if f.kind != "suggestion"]
-        out = patterns + found if patterns else found
+        out = [nearest(f, search(p, f.evidence[0].text, 5, encoder=encoder)) if f.kind == UNRECOGNISED else f
+               for f in out]
     return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(out)]

@@ -11,7 +11,7 @@ from analyzer.choices import Format
 from analyzer.data import builtin_patterns
 from analyzer.errors import PatternError
 from analyzer.library.compile import compile_library
-from analyzer.library.fixtures import Outcome, parse_fixture, run_fixture
+from analyzer.library.fixtures import Outcome, fixture_of, run_fixture
 from analyzer.library.load import Library, load_library
 from analyzer.library.schema import Pattern
 from analyzer.render import print_lines
@@ -41,7 +41,7 @@ def fixture_results(library: Library, ids: Sequence[str]) -> dict[str, list[Outc
             if not pf.fixture.exists():
                 raise PatternError("pattern has no fixture", pf.path,
                                    help=f"add {pf.fixture.name} with real log lines marked `# match`")
-            results[pf.pattern.id] = run_fixture(pf, parse_fixture(pf.fixture), compiled)
+            results[pf.pattern.id] = run_fixture(pf, fixture_of(pf), compiled)
         except PatternError as exc:
             results[pf.pattern.id] = exc
     return results
@@ -136,7 +136,7 @@ def show_pattern(extra: Sequence[Path], pattern_id: str, fmt: Format) -> None:
     lines += ["", "Fix:"] + [f"  {i}. {s}" for i, s in enumerate(p.fix_texts, 1)]
     lines += (["", "Avoid:"] + [f"  - {a}" for a in p.avoid]) if p.avoid else []
     if pf.fixture.exists():
-        fixture = parse_fixture(pf.fixture)
+        fixture = fixture_of(pf)
         lines += ["", f"Fixture examples ({pf.fixture.name}):"]
         lines += [f"  {a.expect.value:<10} {a.text[:150]}" for a in fixture.annotations[:8]]
     lines += ["", "Source: " + p.source] + [f"Reference: {r}" for r in p.references]

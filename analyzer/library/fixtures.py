@@ -8,6 +8,10 @@ like semgrep's `ruleid:` / `ok:` comments.
     <log line>
     # todo-match / # todo-ok          known gaps: reported, never failing
 
+A catalogue's fixture (`patterns/catalogues/<stem>.log`) is shared by the patterns it expands
+into: `# match <pattern-id> k=v` names the pattern the line belongs to; a `# ok` line must
+fire none of them.
+
 Every line starting with `#` is an annotation or a comment and is removed before the
 fixture is analysed, through the whole pipeline (form detection, events, all patterns).
 """
@@ -26,7 +30,8 @@ from analyzer.library.load import PatternFile
 from analyzer.library.yamlfile import read_text
 from analyzer.models import Match
 
-_ANNOTATION = re.compile(r"# (?P<kind>match|ok|todo-match|todo-ok)\b(?P<rest>.*)$")
+_ANNOTATION = re.compile(r"# (?P<kind>match|ok|todo-match|todo-ok)\b(?: (?P<target>[a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$))?"
+                         r"(?P<rest>.*)$")
 _CAPTURE = re.compile(r"(?P<k>[A-Za-z_]\w*)=(?:\"(?P<q>[^\"]*)\"|(?P<v>\S+))")
 _SOURCE = re.compile(r"# source: \S+")
 
@@ -45,6 +50,7 @@ class Annotation:
     log_line: int  # its line once comments are removed (what the analyser sees)
     text: str
     captures: dict[str, str] = field(default_factory=dict)
+    target: str | None = None  # in a catalogue's fixture: the pattern the line belongs to
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +60,17 @@ class Fixture:
     annotations: tuple[Annotation, ...]
     line_map: tuple[int, ...]  # analysed line number - 1 → fixture line number
 
+    def of(self, pattern_id: str) -> Fixture:
+        """The annotations that concern one pattern: its own and the untargeted ones."""
+        mine = tuple(a for a in self.annotations if a.target in (None, pattern_id))
+        return Fixture(self.path, self.log, mine, self.line_map)
+
+
+def fixture_of(pf: PatternFile) -> Fixture:
+    """A pattern's fixture, narrowed to its own lines when it is shared (a catalogue's)."""
+    fixture = parse_fixture(pf.fixture)
+    return fixture.of(pf.pattern.id) if pf.catalogue else fixture
+
 
 def parse_fixture(path: Path) -> Fixture:
     lines = read_text(path, max_bytes=1024 * 1024).split("\n")
@@ -62,7 +79,7 @@ def parse_fixture(path: Path) -> Fixture:
     kept: list[str] = []
     line_map: list[int] = []
     annotations: list[Annotation] = []
-    pending: tuple[Expect, dict[str, str], int] | None = None
+    pending: tuple[Expect, dict[str, str], int, str | None] | None = None
     has_source = False
     for n, text in enumerate(lines, start=1):
         if text.startswith("#"):
@@ -71,14 +88,14 @@ def parse_fixture(path: Path) -> Fixture:
                 if pending is not None:
                     raise PatternError("annotation is not followed by a log line", path, pending[2])
                 caps = {c["k"]: c["v"] if c["v"] is not None else c["q"] for c in _CAPTURE.finditer(m["rest"])}
-                pending = (Expect(m["kind"]), caps, n)
+                pending = (Expect(m["kind"]), caps, n, m["target"])
             continue
         kept.append(text)
         line_map.append(n)
         if pending is not None:
             if not text.strip():
                 raise PatternError("annotation is followed by an empty line", path, pending[2])
-            annotations.append(Annotation(pending[0], n, len(kept), text, pending[1]))
+            annotations.append(Annotation(pending[0], n, len(kept), text, pending[1], pending[3]))
             pending = None
     if pending is not None:
         raise PatternError("annotation at the end of the file annotates nothing", path, pending[2])
@@ -99,13 +116,24 @@ class Outcome:
 
 
 def run_fixture(pf: PatternFile, fixture: Fixture, library: CompiledLibrary) -> list[Outcome]:
+    mine = [m for m in _matches(fixture, library) if m.pattern_id == pf.pattern.id]
+    return [_check(a, mine) for a in fixture.annotations if a.target in (None, pf.pattern.id)]
+
+
+_LAST: list[tuple[tuple[Path, bytes, int], list[Match]]] = []  # a catalogue's fixture serves all its patterns
+
+
+def _matches(fixture: Fixture, library: CompiledLibrary) -> list[Match]:
     from analyzer.readers.source import open_bytes
     from analyzer.triage import Run
 
+    key = (fixture.path, fixture.log, id(library))
+    if _LAST and _LAST[0][0] == key:
+        return _LAST[0][1]
     run = Run(library)
     run.read(open_bytes(str(fixture.path), fixture.log))
-    mine = [m for m in run.matches if m.pattern_id == pf.pattern.id]
-    return [_check(a, mine) for a in fixture.annotations]
+    _LAST[:] = [(key, run.matches)]
+    return run.matches
 
 
 def _covering(matches: Sequence[Match], line: int) -> list[Match]:

@@ -18,7 +18,7 @@ import regex
 
 from analyzer.errors import PatternError, PatternErrors
 from analyzer.library.compile import CompiledLibrary, compile_library, compile_pattern, trigger_of
-from analyzer.library.fixtures import Expect, Fixture, parse_fixture
+from analyzer.library.fixtures import Expect, Fixture, fixture_of, parse_fixture
 from analyzer.library.load import Library, PatternFile, load_library, load_pattern, pattern_paths
 from analyzer.library.yamlfile import load_yaml, read_text
 from analyzer.scan import HyperscanEngine, Trigger, hyperscan_available
@@ -150,6 +150,20 @@ class Fixtures:
             if not any(a.expect is Expect.ok for a in fixture.annotations):
                 yield Problem(self.name, pf.fixture, 1, "fixture has no `# ok` near miss",
                               "add a real line with the same words in a harmless context, marked `# ok`")
+            if not any(a.expect is Expect.match for a in fixture.annotations):
+                yield Problem(self.name, pf.fixture, 1, f"fixture has no `# match` line for {pf.pattern.id}",
+                              f"add a real line it must recognise, marked `# match {pf.pattern.id}`")
+        ids = {pf.pattern.id for pf in ctx.library.files}
+        for pf in {pf.fixture: pf for pf in ctx.library.files if pf.catalogue}.values():
+            if pf.pattern.id not in ctx.fixtures:
+                continue  # a missing or broken fixture is reported by lint_library
+            for a in parse_fixture(pf.fixture).annotations:
+                if a.expect is Expect.match and a.target is None:
+                    yield Problem(self.name, pf.fixture, a.fixture_line, "a catalogue's `# match` names no pattern",
+                                  "write `# match <pattern-id>`: the fixture is shared by the catalogue's patterns")
+                elif a.target is not None and a.target not in ids:
+                    yield Problem(self.name, pf.fixture, a.fixture_line, f"`{a.target}` is not a pattern",
+                                  "name one of the catalogue's expanded ids (`triage patterns list`)")
 
 
 class Overlap:
@@ -247,7 +261,7 @@ def lint_library(roots: Sequence[Path], benign: Sequence[Path] = (),
                                     f"add {pf.fixture.name} with real log lines marked `# match` and `# ok`"))
             continue
         try:
-            fixtures[pf.pattern.id] = parse_fixture(pf.fixture)
+            fixtures[pf.pattern.id] = fixture_of(pf)
         except PatternError as exc:
             problems.append(Problem("fixtures", pf.fixture, exc.line, exc.message, exc.help or ""))
     try:

@@ -11,7 +11,8 @@ from pathlib import Path
 from analyzer import choices
 from analyzer.cache import cache_dir, prune, read_cached, write_atomic
 from analyzer.errors import PatternError, PatternErrors
-from analyzer.library import schema
+from analyzer.library import catalogue, schema
+from analyzer.library.catalogue import CATALOGUE_DIR, Catalogue, expand
 from analyzer.library.schema import Pattern
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 
@@ -22,6 +23,7 @@ SCHEMA_LINE = "# yaml-language-server: $schema=../schema.json"
 class PatternFile:
     pattern: Pattern
     path: Path
+    catalogue: str | None = None  # the catalogue it was expanded from (path is the catalogue's file)
 
     @property
     def fixture(self) -> Path:
@@ -52,6 +54,28 @@ def pattern_paths(roots: Iterable[Path]) -> list[Path]:
                             if not any(part.startswith("_") for part in p.relative_to(root).parts)
                             and p.name != "known-false-positives.yaml"))
     return paths
+
+
+def is_catalogue(path: Path) -> bool:
+    return path.parent.name == CATALOGUE_DIR
+
+
+def load_catalogue(path: Path, text: str | None = None) -> Catalogue:
+    text = read_text(path) if text is None else text
+    data, lines = load_yaml(text, path)
+    cat = validate(Catalogue, data, lines, path, help="see patterns/README.md, Catalogues")
+    if cat.catalogue != path.stem:
+        raise PatternError(f"catalogue {cat.catalogue!r} differs from the file name {path.stem!r}",
+                           path, line_of(lines, ("catalogue",)))
+    return cat
+
+
+def _expand(path: Path, text: str) -> list[Pattern]:
+    cat = load_catalogue(path, text)
+    try:
+        return expand(cat)
+    except ValueError as exc:
+        raise PatternError(str(exc).split("\n")[0], path, None) from exc
 
 
 def load_pattern(path: Path, text: str | None = None) -> Pattern:
@@ -95,27 +119,45 @@ def load_library(roots: Sequence[Path]) -> Library:
     seen: dict[str, Path] = {}
     for path, text in texts:
         try:
-            pattern = load_pattern(path, text)
+            patterns = _expand(path, text) if is_catalogue(path) else [load_pattern(path, text)]
         except PatternError as exc:
             errors.append(exc)
             continue
-        if pattern.id in seen:
-            errors.append(PatternError(f"id {pattern.id!r} is already used by {seen[pattern.id]}", path, 2))
-            continue
-        seen[pattern.id] = path
-        files.append(PatternFile(pattern, path))
+        for pattern in patterns:
+            if pattern.id in seen:
+                errors.append(PatternError(f"id {pattern.id!r} is already used by {seen[pattern.id]}", path, 2))
+                continue
+            seen[pattern.id] = path
+            files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
+    errors += _check_covered_by(texts, set(seen))
     if errors:
         raise PatternErrors(errors)
-    dumped = [f.pattern.model_dump(mode="json", by_alias=True) for f in files]
+    dumped = [{"path": str(f.path), "catalogue": f.catalogue,
+               "pattern": f.pattern.model_dump(mode="json", by_alias=True)} for f in files]
     if write_atomic(cached, json.dumps(dumped).encode()):
         prune(cached.parent, keep=32)
     return Library(tuple(files))
 
 
+def _check_covered_by(texts: Sequence[tuple[Path, str]], known: set[str]) -> list[PatternError]:
+    """A catalogue entry may leave its value to a hand-written pattern only if that exists."""
+    errors = []
+    for path, text in texts:
+        if not is_catalogue(path):
+            continue
+        try:
+            cat = load_catalogue(path, text)
+        except PatternError:
+            continue  # reported while expanding
+        errors += [PatternError(f"entry {e.key!r}: covered_by names an unknown pattern {e.covered_by!r}", path)
+                   for e in cat.entries if e.covered_by is not None and e.covered_by not in known]
+    return errors
+
+
 def _cache_path(texts: Sequence[tuple[Path, str]]) -> Path:
-    """Keyed by every file's path and bytes, and by the code of the model they validate against."""
+    """Keyed by every file's path and bytes, and by the code of the models they validate against."""
     h = hashlib.sha256()
-    for module in (schema, choices):
+    for module in (schema, catalogue, choices):
         h.update(Path(module.__file__ or "").read_bytes())
     for path, text in texts:
         h.update(f"\0{path.resolve()}\0{text}".encode())
@@ -128,9 +170,10 @@ def _from_cache(cached: Path, texts: Sequence[tuple[Path, str]]) -> Library | No
         return None
     try:
         dumped = json.loads(data)
-        patterns = [Pattern.model_validate(d) for d in dumped]
-    except (ValueError, TypeError):  # damaged (a ValidationError is a ValueError): parse the files again
+        files = tuple(PatternFile(Pattern.model_validate(d["pattern"]), Path(d["path"]), d["catalogue"])
+                      for d in dumped)
+    except (ValueError, TypeError, KeyError):  # damaged (a ValidationError is a ValueError): parse again
         return None
-    if len(patterns) != len(texts):
+    if {f.path for f in files} != {path for path, _text in texts}:
         return None
-    return Library(tuple(PatternFile(p, path) for p, (path, _text) in zip(patterns, texts, strict=True)))
+    return Library(files)

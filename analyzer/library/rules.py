@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -75,6 +75,15 @@ class Chain(Strict):
     candidates: list[Candidate] = Field(default_factory=list)
 
 
+class Emitter(Strict):
+    project: str
+    issues: str = Field(pattern=r"^https://")
+
+
+class EmittersFile(Strict):
+    emitters: dict[str, Emitter]
+
+
 class FactsFile(Strict):
     facts: dict[str, FactDef]
 
@@ -97,6 +106,7 @@ class RuleBook:
     tables: dict[str, Table]
     rules: list[Rule]
     chains: list[Chain]
+    emitters: dict[str, Emitter] = field(default_factory=dict)
 
     @staticmethod
     def empty() -> RuleBook:
@@ -116,7 +126,8 @@ def load_rulebook(patterns_root: Path) -> RuleBook:
     compat = _load(folder / "compat.yaml", CompatFile)
     rules = _load(folder / "rules.yaml", RulesFile)
     chains = _load(folder / "chains.yaml", ChainsFile)
-    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains)
+    emitters = _load(folder / "emitters.yaml", EmittersFile)
+    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters)
 
 
 _RELEASE = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:[.-]?(?P<tag>a|b|rc|dev|post)\.?(?P<n>\d*))?")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.library.compile import CompiledLibrary
-from analyzer.library.fixtures import Expect, parse_fixture, run_fixture
+from analyzer.library.fixtures import Expect, fixture_of, run_fixture
 from analyzer.library.load import Library
 from analyzer.readers.source import open_source
 from analyzer.triage import Run
@@ -49,7 +49,7 @@ def pattern_stats(library: Library, compiled: CompiledLibrary, corpus: Sequence[
     for pf in library.files:
         matched = total = 0
         if pf.fixture.exists():
-            outcomes = run_fixture(pf, parse_fixture(pf.fixture), compiled)
+            outcomes = run_fixture(pf, fixture_of(pf), compiled)
             musts = [o for o in outcomes if o.annotation.expect is Expect.match]
             total, matched = len(musts), sum(o.passed for o in musts)
         pid = pf.pattern.id

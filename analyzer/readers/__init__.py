@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from analyzer.choices import InputForm
@@ -26,11 +27,16 @@ PARSERS: dict[InputForm, Parser] = {
 }
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colours of a terminal or `docker logs` copied with the text
+
+
 def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:
-    """Export binary fields must survive a round trip to bytes; other forms replace bad bytes."""
+    """Export binary fields must survive a round trip to bytes; other forms replace bad bytes
+    and lose their terminal colour codes."""
     if form is InputForm.journal_export:  # binary fields may hold any byte, \r included
         return [line.decode("utf-8", "surrogateescape") for line in raw]
-    return [line.decode("utf-8", "replace").removesuffix("\r") for line in raw]  # CRLF logs
+    lines = [line.decode("utf-8", "replace").removesuffix("\r") for line in raw]  # CRLF logs
+    return [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
 
 
 def parse_lines(raw: Sequence[bytes], form: InputForm, first_line: int = 1, path: str = "-") -> list[Record]:

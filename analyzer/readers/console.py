@@ -2,7 +2,8 @@
 `kubectl logs`), and docker's json-file lines (`{"log": "...", "stream": ..., "time": ...}`).
 
 Each line is a record; tracebacks are rebuilt later from records, per worker. A leading
-RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time.
+RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time; the
+`> ` of a quoted paste is dropped.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from analyzer.models import Record
 from analyzer.readers.worker import split_worker
 
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+_QUOTE = re.compile(r"(?:> ?)+")  # a log pasted into a chat or an e-mail reply: "> Traceback ..."
 
 
 def console_record(path: str, n: int, text: str, time: str | None = None,
                    previous: Record | None = None, plain: bool = False) -> Record:
     """A line without a worker prefix continues the previous line's worker: SGLang and
     Python logging print a multi-line message (a traceback) with one prefix."""
+    if m := _QUOTE.match(text):
+        text = text[m.end():]
     if m := _STAMP.match(text):
         time, text = m["t"], text[m.end():]
     worker, wtime, message = split_worker(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 from analyzer.choices import Severity
 from analyzer.kb.postmortems import Postmortem, load_kb
 from analyzer.library.compile import compile_library
-from analyzer.library.fixtures import parse_fixture
+from analyzer.library.fixtures import fixture_of
 from analyzer.library.load import Library, PatternFile, load_library
 from analyzer.library.schema import Pattern
 from analyzer.library.stats import PatternStats, pattern_stats
@@ -142,7 +142,7 @@ def _spans(pattern: Pattern, text: str) -> tuple[tuple[int, int], ...]:
 def examples(pf: PatternFile) -> tuple[Example, ...]:
     if not pf.fixture.exists():
         return ()
-    fixture = parse_fixture(pf.fixture)
+    fixture = fixture_of(pf)
     return tuple(Example(a.expect.value, a.text, a.fixture_line, dict(a.captures),
                          _spans(pf.pattern, a.text) if a.expect.value in ("match", "todo-match") else ())
                  for a in fixture.annotations)
