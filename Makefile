@@ -21,10 +21,11 @@ example: setup
 	$(VENV)/bin/triage examples/founding-incident.log
 
 lint: setup
-	$(PY) -m ruff check analyzer tests examples bench
+	$(PY) -m ruff check analyzer tests examples bench scripts
 
 typecheck: setup
 	$(PY) -m mypy
+	$(PY) -m mypy --strict scripts/mine_messages.py
 
 unit: setup
 	$(PY) -m pytest -q
@@ -36,6 +37,7 @@ bench: setup system
 
 schema: setup
 	$(VENV)/bin/triage patterns schema --out patterns/schema.json
+	$(VENV)/bin/triage patterns schema --catalogue --out patterns/catalogue.schema.json
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -209,14 +209,16 @@ def patterns_new(
 @patterns_app.command("schema")
 def patterns_schema(
     out: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
+    catalogue: Annotated[bool, typer.Option("--catalogue", help="The schema of catalogue files instead.")] = False,
 ) -> int:
-    """Print the JSON Schema of pattern files (published as patterns/schema.json).
+    """Print the JSON Schema of pattern files (patterns/schema.json) or catalogues
+    (patterns/catalogue.schema.json).
 
     Example: triage patterns schema --out patterns/schema.json
     """
     from analyzer.library import commands
 
-    commands.write_schema(out)
+    commands.write_schema(out, catalogue)
     return ExitCode.OK
 
 

@@ -28,7 +28,7 @@ LONG_KEYS = frozenset({"@traceback", "@terminate"})
 # An error line that no pattern knows (the `@exception` trigger, most hits in a noisy log)
 # only feeds suggestions, which read the line itself: a narrow window. A pattern's hit on
 # the same lines widens it again.
-NARROW_KEYS = frozenset({"@exception"})
+NARROW_KEYS = frozenset({"@exception", "@error-line"})
 NARROW = 2
 MAX_CONTINUATION = 2000
 

@@ -38,7 +38,11 @@ STRUCTURAL = (
     Trigger("@traceback", r"Traceback \(most recent call last\)"),
     Trigger("@terminate", r"terminate called after throwing"),
     Trigger("@bytes-message", r"\"MESSAGE\":\["),  # journal JSON: a message stored as bytes
-    Trigger("@exception", r"[A-Za-z_][\w.]*(?:Error|Exception): "),  # unknown errors, for suggestions
+    Trigger("@exception", r"[A-Za-z_][\w.]*(?:Error|Exception): "),  # unknown errors, reported as such
+    # a compiler's or a command-line tool's error line (gcc/nvcc, docker, podman, ollama, kubectl)
+    Trigger("@error-line", r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|(?:^|: )Error: "
+                           r"|Error response from daemon: |(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
+                           r"|(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN )"),
 )
 
 _QUOTED_FORMS = {InputForm.journal_json, InputForm.docker}

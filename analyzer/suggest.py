@@ -38,6 +38,18 @@ _MASKS = (
 _PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w*)[/\\]")  # Windows too
 # warnings are not errors: a healthy service logs them
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
+# a compiler's first error (gcc, nvcc), a command-line tool's (docker, podman, ollama, cobra CLIs),
+# NCCL's WARN lines
+# and glog's ERROR/FATAL lines (Triton Inference Server, XLA, libnvidia-container, Kubernetes
+# components), apptainer/singularity's `ERROR  :` and `FATAL:`
+_ERROR_LINE = re.compile(r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
+                         r"|(?:docker: )?Error response from daemon: |Error: "
+                         r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: "
+                         r"|.*?\bNCCL WARN )(?P<msg>\S.*)")  # NCCL warns only when something failed
+
+
+_NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
+_GLOG = re.compile(r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<file>\S+:\d+)\] ")
 
 
 def mask(text: str) -> str:
@@ -52,11 +64,16 @@ def error_line(event: Event) -> str | None:
         if _NOT_AN_ERROR.search(event.exc_type):
             return None
         return f"{event.exc_type}: {event.exc_message or ''}".strip().rstrip(":")
+    if event.kind is EventKind.nccl_block:  # a rank's run of NCCL lines: its first WARN is the error
+        return next((_NCCL_WARN.sub("NCCL WARN ", line.strip()) for line in event.text.split("\n")
+                     if "NCCL WARN " in line), None)
     if event.kind is EventKind.line:
         first = event.text.split("\n")[0].strip()
         m = EXCEPTION.match(first)
         if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
             return first
+        if _ERROR_LINE.match(first):
+            return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
     return None
 
 

@@ -80,13 +80,16 @@ def test_schema_json_is_current() -> None:
 
     assert (ROOT / "patterns" / "schema.json").read_text() == schema_json(), \
         "run: triage patterns schema --out patterns/schema.json"
+    assert (ROOT / "patterns" / "catalogue.schema.json").read_text() == schema_json(catalogue=True), \
+        "run: triage patterns schema --catalogue --out patterns/catalogue.schema.json"
 
 
 def test_every_pattern_file_names_the_schema() -> None:
     for path in (ROOT / "patterns").rglob("*.yaml"):
         if path.parent.name.startswith("_") or path.name == "known-false-positives.yaml":
             continue  # rule data and lint data, not pattern files
-        assert path.read_text().startswith("# yaml-language-server: $schema=../schema.json"), path
+        schema = "catalogue.schema.json" if path.parent.name == "catalogues" else "schema.json"
+        assert path.read_text().startswith(f"# yaml-language-server: $schema=../{schema}"), path
 
 
 def test_a_library_seen_before_is_read_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

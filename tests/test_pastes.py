@@ -72,3 +72,28 @@ def test_warnings_are_not_errors(library: CompiledLibrary) -> None:
     log = ("UserWarning: TypedStorage is deprecated. It will be removed in the future.\n"
            "FutureWarning: `resume_download` is deprecated and will be removed in version 1.0.0.\n")
     assert analyze_bytes(log.encode(), library).findings == []
+
+
+def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: CompiledLibrary) -> None:
+    lines = {  # real lines from public threads (tests/data/training: b3-11, b4-03, b4-09, b4-13, b1-19)
+        "/opt/conda/lib/python3.8/site-packages/deepspeed/ops/csrc/includes/custom_cuda_layers.h:12:10: "
+        "fatal error: curand_kernel.h: No such file or directory": "cuda-headers-missing-for-build",
+        "Error: stat nvidia.com/gpu=all: no such file or directory":
+            "Not recognised: Error: stat nvidia.com/gpu=all: no such file or directory",
+        "E0105 19:55:43.488469 1 nvc_ldcache.c:384] could not start /sbin/ldconfig: process execution failed: "
+        "no such file or directory": "Not recognised: nvc_ldcache.c:384: could not start /sbin/ldconfig",
+        "ERROR  : Failed to create user namespace: Permission denied":
+            "Not recognised: ERROR  : Failed to create user namespace: Permission denied",
+        "::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.":
+            "Not recognised: NCCL WARN XML Import Channel : dev 1 not found.",
+    }
+    for line, expected in lines.items():
+        top = analyze_bytes((line + "\n").encode(), library).findings[0]
+        assert (top.id if top.kind == "pattern" else top.title).startswith(expected), (line, top.title)
+
+
+def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibrary) -> None:
+    healthy = ("Dec 10 07:51:15 LabSZ sshd[24324]: error: Received disconnect from 195.154.37.122: 3: "
+               "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"
+               "2570021 node-5 action error 1074121927 1 risBoot (command 1903) Error: Timed out while waiting\n")
+    assert analyze_bytes(healthy.encode(), library).findings == []

@@ -61,6 +61,9 @@ class Catalogue(Strict):
     severity: Severity = Severity.medium
     confidence: Confidence = Confidence.medium
     entries: list[Entry] = Field(min_length=1)
+    overlaps: list[KebabId] = Field(
+        default_factory=list,
+        description="hand-written patterns meant to fire on the same lines as the entries (a generic one)")
 
     @model_validator(mode="after")
     def keys_unique(self) -> Catalogue:
@@ -126,6 +129,7 @@ def expand(cat: Catalogue) -> list[Pattern]:
                 area=cat.area, tags=[*cat.tags, cat.catalogue], description=" ".join(entry.meaning.split()),
                 why=" ".join((entry.why or cat.why).split()), match=Match(any=[_expression(r) for r in exprs]),
                 fix=list(entry.fix), avoid=list(entry.avoid), references=list(cat.references),
+                overlaps=list(cat.overlaps),
                 source=f"{cat.emitter} ({cat.source})"))
         except ValueError as exc:
             raise ValueError(f"entry {entry.key!r}: {exc}") from exc

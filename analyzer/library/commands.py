@@ -10,6 +10,7 @@ from pathlib import Path
 from analyzer.choices import Format
 from analyzer.data import builtin_patterns
 from analyzer.errors import PatternError
+from analyzer.library.catalogue import Catalogue
 from analyzer.library.compile import compile_library
 from analyzer.library.fixtures import Outcome, fixture_of, run_fixture
 from analyzer.library.load import Library, load_library
@@ -81,15 +82,18 @@ def test_patterns(extra: Sequence[Path], ids: Sequence[str]) -> bool:
     return failed == 0
 
 
-def schema_json() -> str:
-    schema = Pattern.model_json_schema()
+def schema_json(catalogue: bool = False) -> str:
+    """The JSON Schema of pattern files, or of catalogues (patterns/catalogue.schema.json)."""
+    schema = (Catalogue if catalogue else Pattern).model_json_schema()
+    module = "catalogue.py" if catalogue else "schema.py"
+    flag = " --catalogue" if catalogue else ""
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$comment"] = "Generated from analyzer/library/schema.py by `triage patterns schema`; do not edit."
+    schema["$comment"] = f"Generated from analyzer/library/{module} by `triage patterns schema{flag}`; do not edit."
     return json.dumps(schema, indent=2) + "\n"
 
 
-def write_schema(out: Path | None) -> None:
-    text = schema_json()
+def write_schema(out: Path | None, catalogue: bool = False) -> None:
+    text = schema_json(catalogue)
     if out is None:
         print(text, end="")
     else:

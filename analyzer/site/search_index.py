@@ -45,8 +45,11 @@ def pattern_record(e: PatternEntry, content: Content) -> dict[str, Any]:
     related = [[pm.id, 1.0, 1] for pm in content.linked_postmortems(p.id)]
     seen = {r[0] for r in related}
     related += [[link.id, link.score, 0] for link in content.related.of_pattern(p.id) if link.id not in seen]
-    return {"id": p.id, "k": "pattern", "t": p.title, "u": paths.pattern(p.id), "s": p.severity.value,
-            "m": p.area, "x": _summary(p.description), "e": errors, "w": terms, "r": related[:6]}
+    record = {"id": p.id, "k": "pattern", "t": p.title, "u": paths.pattern(p.id), "s": p.severity.value,
+              "m": p.area, "x": _summary(p.description), "e": errors, "w": terms, "r": related[:6]}
+    if e.file.catalogue:  # one of hundreds of alike entries: kept out of the word statistics, ranked a little lower
+        record["c"] = e.file.catalogue
+    return record
 
 
 def postmortem_record(pm: Postmortem, content: Content) -> dict[str, Any]:

@@ -25,22 +25,27 @@
   var EXACT = 0.6;        // bonus, relative to the best score, for an exact error-string match
   var LIMIT = 20;
 
+  var CATALOGUE = 0.7;     // a catalogue entry (one Xid, one cudaError) ranks a little below a pattern
   var docs = INDEX.docs;
   var byId = {};
   var df = {};
   var totalLen = 0;
-  docs.forEach(function (d) {
+  var counted = 0;         // documents in the word statistics: catalogue entries stay out, or their
+  docs.forEach(function (d) {  // hundreds of alike pages would make "gpu" or "cuda" worthless words
     byId[d.id] = d;
     var len = 0;
     Object.keys(d.w).forEach(function (t) {
-      df[t] = (df[t] || 0) + 1;
+      if (!d.c) df[t] = (df[t] || 0) + 1;
       len += d.w[t];
     });
     d.len = len;
     d.errorsLower = d.e.map(function (e) { return e.toLowerCase(); });
-    totalLen += len;
+    if (!d.c) { totalLen += len; counted += 1; }
   });
-  var avgLen = totalLen / Math.max(docs.length, 1);
+  docs.forEach(function (d) {  // a word only catalogue entries use still counts as known
+    if (d.c) Object.keys(d.w).forEach(function (t) { if (!df[t]) df[t] = 1; });
+  });
+  var avgLen = totalLen / Math.max(counted, 1);
   var vocab = Object.keys(df).sort();
   var kind = "";
 
@@ -58,7 +63,7 @@
   }
   function idf(t) {
     var n = df[t] || 0;
-    return Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
+    return Math.log(1 + (counted - n + 0.5) / (n + 0.5));
   }
 
   // query → {term: {weight, via}}: exact terms, completions of the last word, expansions
@@ -97,7 +102,7 @@
         s += terms[t].weight * idf(t) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * d.len / avgLen));
         (matched[d.id] = matched[d.id] || []).push(t);
       });
-      if (s > 0) scores[d.id] = s;
+      if (s > 0) scores[d.id] = d.c ? s * CATALOGUE : s;
     });
     var best = Math.max.apply(null, [0].concat(Object.keys(scores).map(function (k) { return scores[k]; })));
     var q = query.trim().toLowerCase().replace(/\s+/g, " ");

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+r"""List the error messages a project raises or logs, release by release, and how many of them
+the pattern library recognises.
+
+    python scripts/mine_messages.py --repo /work/.mirror/flashinfer-ai+flashinfer/repo \
+        --name flashinfer --tags '^v0\.6\.\d+$' --last 8 --path flashinfer --out flashinfer.json
+
+It reads a bare git repository (as the `fetch` tool brings it) at each of the last N release
+tags matching `--tags`, with `git grep`, and collects message templates: the first string
+literal of `raise XError(...)`, `logger.error/exception/critical/warning(...)`, C/C++ `throw
+...("...")`, NCCL-style `WARN("...")` and Go `errors.New/fmt.Errorf("...")`. f-string fields and
+printf conversions become `{}`. Each template keeps the file it is in and the first and last
+release (of those read) that print it; a template in the newest release only is new, one
+missing from it is gone. Coverage: each template is filled with a few sample values and run
+through every expression of the library (both hand-written patterns and catalogues); it is
+covered when one of them matches. Prints a summary line and writes the rows as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import regex
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CALLS = {
+    "py": r"(raise [A-Za-z_][A-Za-z0-9_.]*(Error|Exception)\(|logger\.(error|exception|critical|warning)\()",
+    "c": r"(throw [A-Za-z_:]+\(|WARN\(|ERROR\(|TORCH_CHECK\(|fprintf\(stderr,)",
+    "go": r"(errors\.New\(|fmt\.Errorf\()",
+}
+EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*.cuh"], "go": ["*.go"]}
+_STRING = re.compile(r"""[rfbu]{0,2}(?P<q>"|')(?P<s>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+_FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpe]")
+SAMPLES = ("1", "12.8", "x", "/tmp/x")
+MIN_LETTERS = 12  # shorter templates ("%s", "{}") say nothing
+
+
+@dataclass
+class Row:
+    template: str
+    file: str
+    first: str
+    last: str
+    releases: list[str] = field(default_factory=list)
+    covered_by: str | None = None
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False).stdout
+
+
+def release_tags(repo: Path, pattern: str, last: int) -> list[str]:
+    tags = [t for t in git(repo, "tag", "--sort=creatordate").split() if re.search(pattern, t)]
+    return tags[-last:]
+
+
+def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
+    """template → file, at one release. The message may start on one of the three lines after
+    the call (`raise RuntimeError(` then the string on its own line)."""
+    out: dict[str, str] = {}
+    for lang, call in CALLS.items():
+        specs = [f"{p.rstrip('/')}/{e}" for p in paths for e in EXTS[lang]] if paths else EXTS[lang]
+        text = git(repo, "grep", "-n", "-A3", "-E", call, tag, "--", *specs)
+        lines = [ln for ln in text.splitlines() if ln != "--"]
+        for i, line in enumerate(lines):
+            m = re.match(rf"{re.escape(tag)}:(?P<file>[^:]+):\d+:(?P<code>.*)$", line)
+            if m is None or (c := re.search(call, m["code"])) is None:
+                continue
+            rest = [m["code"][c.end():]]
+            for follow in lines[i + 1:i + 4]:
+                f = re.match(rf"{re.escape(tag)}:{re.escape(m['file'])}-\d+-(?P<code>.*)$", follow)
+                if f is None:
+                    break
+                rest.append(f["code"])
+            s = _STRING.search("\n".join(rest))
+            if s is None:
+                continue
+            template = " ".join(_FIELD.sub("{}", s["s"]).split())
+            if sum(ch.isalpha() for ch in template) >= MIN_LETTERS:
+                out.setdefault(template, m["file"])
+    return out
+
+
+def mine(repo: Path, tags: Sequence[str], paths: Sequence[str]) -> list[Row]:
+    rows: dict[str, Row] = {}
+    for tag in tags:
+        for template, file in templates_at(repo, tag, paths).items():
+            row = rows.setdefault(template, Row(template, file, tag, tag))
+            row.last = tag
+            row.releases.append(tag)
+    return sorted(rows.values(), key=lambda r: (r.file, r.template))
+
+
+def expressions() -> list[tuple[str, regex.Pattern[str]]]:
+    from analyzer.triage import load
+
+    library = load()
+    return [(pid, rx) for pid, cp in library.patterns.items() if not library.is_signal(pid) for rx in cp.regexes]
+
+
+def cover(rows: Iterable[Row], exprs: Sequence[tuple[str, regex.Pattern[str]]]) -> None:
+    for row in rows:
+        samples = [row.template.replace("{}", v) for v in SAMPLES]
+        row.covered_by = next((pid for pid, rx in exprs for s in samples if rx.search(s)), None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", type=Path, required=True, help="a bare git repository (the fetch tool's)")
+    ap.add_argument("--name", required=True, help="the emitter's name in the summary")
+    ap.add_argument("--tags", default=r"^v?\d+\.\d+(\.\d+)?$", help="regex of the release tags to read")
+    ap.add_argument("--last", type=int, default=8, help="how many of the newest matching tags")
+    ap.add_argument("--path", action="append", default=[], help="only these folders (repeatable)")
+    ap.add_argument("--out", type=Path, help="write the rows here as JSON")
+    a = ap.parse_args(argv)
+    tags = release_tags(a.repo, a.tags, a.last)
+    if not tags:
+        print(f"{a.name}: no tag matches {a.tags!r}", file=sys.stderr)
+        return 2
+    rows = mine(a.repo, tags, a.path)
+    cover(rows, expressions())
+    newest = [r for r in rows if r.last == tags[-1]]
+    covered = sum(1 for r in newest if r.covered_by)
+    print(f"{a.name}: {len(newest)} message templates in {tags[-1]} ({len(rows)} across {tags[0]}..{tags[-1]}); "
+          f"the library recognises {covered} ({100 * covered / max(1, len(newest)):.0f}%)")
+    if a.out:
+        a.out.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

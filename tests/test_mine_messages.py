@@ -1,0 +1,44 @@
+"""scripts/mine_messages.py on a small real git repository: templates per release, the first
+and last release that prints each, and whether the library recognises it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import mine_messages
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   check=True, capture_output=True)
+
+
+def test_templates_releases_and_coverage(tmp_path: Path) -> None:
+    repo = tmp_path / "proj"
+    (repo / "pkg").mkdir(parents=True)
+    git(tmp_path, "init", "-q", str(repo))
+    code = repo / "pkg" / "gate.py"
+    code.write_text('def gate(v):\n    raise RuntimeError(\n        "SM 12.x requires CUDA >= 12.9")\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    git(repo, "tag", "v1.0")
+    other = 'def other(n):\n    raise ValueError(f"the widget count {n} is not supported")\n'
+    code.write_text(code.read_text() + other)
+    git(repo, "commit", "-q", "-am", "two")
+    git(repo, "tag", "v1.1")
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    tags = mine_messages.release_tags(bare, r"^v\d", 5)
+    assert tags == ["v1.0", "v1.1"]
+    rows = {r.template: r for r in mine_messages.mine(bare, tags, ["pkg"])}
+    assert (rows["SM 12.x requires CUDA >= 12.9"].first, rows["SM 12.x requires CUDA >= 12.9"].last) == ("v1.0", "v1.1")
+    assert rows["the widget count {} is not supported"].first == "v1.1"
+    mine_messages.cover(rows.values(), mine_messages.expressions())
+    assert rows["SM 12.x requires CUDA >= 12.9"].covered_by == "flashinfer-sm12x-needs-cuda-12-9"
+    assert rows["the widget count {} is not supported"].covered_by is None
