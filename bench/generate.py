@@ -22,7 +22,7 @@ DATA = ROOT / "tests" / "data"
 START = 1_777_802_290  # 2026-05-03 09:58:10 UTC
 
 PLANTED: dict[str, list[tuple[str, int | None, str]]] = {
-    "flashinfer-sm12x-needs-cuda-12-9": [
+    "flashinfer-no-eligible-cuda-arch": [
         ("python3", 4242, "Traceback (most recent call last):"),
         ("python3", 4242, '  File "/srv/venv/lib/python3.12/site-packages/flashinfer/jit/core.py", line 108, '
                           "in check_cuda_arch"),
