@@ -38,16 +38,14 @@ _MASKS = (
 _PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w*)[/\\]")  # Windows too
 # warnings are not errors: a healthy service logs them
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
-# a compiler's first error (gcc, nvcc), a command-line tool's (docker, podman, ollama, cobra CLIs),
-# NCCL's WARN lines
-# and glog's ERROR/FATAL lines (Triton Inference Server, XLA, libnvidia-container, Kubernetes
-# components), apptainer/singularity's `ERROR  :` and `FATAL:`
+# Error lines of other shapes: a compiler's (gcc, nvcc), a command-line tool's (docker, podman,
+# ollama and other cobra CLIs), glog's ERROR/FATAL lines (Triton Inference Server, XLA,
+# libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, and NCCL's WARN lines
+# (NCCL warns only when something failed)
 _ERROR_LINE = re.compile(r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
                          r"|(?:docker: )?Error response from daemon: |Error: "
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: "
-                         r"|.*?\bNCCL WARN )(?P<msg>\S.*)")  # NCCL warns only when something failed
-
-
+                         r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
 _GLOG = re.compile(r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<file>\S+:\d+)\] ")
 

@@ -121,5 +121,5 @@ def test_lint_wants_every_catalogue_match_to_name_its_pattern(tmp_path: Path) ->
     fixture = FIXTURE.replace("# match demo-error-out-of-slots\n", "# match demo-error-typo\n", 1)
     problems = lint_library([write(tmp_path, fixture=fixture)])
     messages = [p.message for p in problems]
-    assert "`demo-error-typo` is not a pattern" in messages
+    assert "`demo-error-typo` is not a pattern of this file" in messages
     assert "fixture has no `# match` line for demo-error-out-of-slots" in messages

@@ -154,16 +154,16 @@ class Fixtures:
                 yield Problem(self.name, pf.fixture, 1, f"fixture has no `# match` line for {pf.pattern.id}",
                               f"add a real line it must recognise, marked `# match {pf.pattern.id}`")
         ids = {pf.pattern.id for pf in ctx.library.files}
-        for pf in {pf.fixture: pf for pf in ctx.library.files if pf.catalogue}.values():
-            if pf.pattern.id not in ctx.fixtures:
+        for pf in {pf.fixture: pf for pf in ctx.library.files}.values():  # a word after `# ok` is a target:
+            if pf.pattern.id not in ctx.fixtures:                       # a wrong one would skip the line
                 continue  # a missing or broken fixture is reported by lint_library
             for a in parse_fixture(pf.fixture).annotations:
-                if a.expect is Expect.match and a.target is None:
+                if pf.catalogue and a.expect is Expect.match and a.target is None:
                     yield Problem(self.name, pf.fixture, a.fixture_line, "a catalogue's `# match` names no pattern",
                                   "write `# match <pattern-id>`: the fixture is shared by the catalogue's patterns")
-                elif a.target is not None and a.target not in ids:
-                    yield Problem(self.name, pf.fixture, a.fixture_line, f"`{a.target}` is not a pattern",
-                                  "name one of the catalogue's expanded ids (`triage patterns list`)")
+                elif a.target is not None and a.target not in (ids if pf.catalogue else {pf.pattern.id}):
+                    yield Problem(self.name, pf.fixture, a.fixture_line, f"`{a.target}` is not a pattern of this file",
+                                  "name the pattern the line belongs to, or put a comment in parentheses")
 
 
 class Overlap:
