@@ -78,12 +78,15 @@ def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: Comp
     lines = {  # real lines from public threads (tests/data/training: b3-11, b4-03, b4-09, b4-13, b1-19)
         "/opt/conda/lib/python3.8/site-packages/deepspeed/ops/csrc/includes/custom_cuda_layers.h:12:10: "
         "fatal error: curand_kernel.h: No such file or directory": "cuda-headers-missing-for-build",
-        "Error: stat nvidia.com/gpu=all: no such file or directory":
-            "Not recognised: Error: stat nvidia.com/gpu=all: no such file or directory",
+        "Error: stat nvidia.com/gpu=all: no such file or directory": "cdi-device-name-not-resolved",
+        # cobra's format ("Error: unknown flag: %s"), as docker, podman and ollama print it
+        "Error: unknown flag: --gpuss": "Not recognised: Error: unknown flag: --gpuss",
         "E0105 19:55:43.488469 1 nvc_ldcache.c:384] could not start /sbin/ldconfig: process execution failed: "
         "no such file or directory": "Not recognised: nvc_ldcache.c:384: could not start /sbin/ldconfig",
-        "ERROR  : Failed to create user namespace: Permission denied":
-            "Not recognised: ERROR  : Failed to create user namespace: Permission denied",
+        "ERROR  : Failed to create user namespace: Permission denied": "user-namespace-creation-denied",
+        # apptainer's logger format ("FATAL:   %s")
+        "FATAL:   could not open image /data/model.sif: failed to retrieve path for /data/model.sif":
+            "Not recognised: FATAL:   could not open image /data/model.sif",
         "::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.":
             "Not recognised: NCCL WARN XML Import Channel : dev 1 not found.",
     }
