@@ -18,6 +18,7 @@ fixture is analysed, through the whole pipeline (form detection, events, all pat
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,9 +68,18 @@ class Fixture:
 
 
 def fixture_of(pf: PatternFile) -> Fixture:
-    """A pattern's fixture, narrowed to its own lines when it is shared (a catalogue's)."""
-    fixture = parse_fixture(pf.fixture)
-    return fixture.of(pf.pattern.id) if pf.catalogue else fixture
+    """A pattern's fixture, narrowed to its own lines when it is shared (a catalogue's). A
+    catalogue's fixture is parsed once for all its patterns (lint, stats, site and index
+    building ask for each pattern's in turn), and again only when the file changes."""
+    if not pf.catalogue:
+        return parse_fixture(pf.fixture)
+    st = pf.fixture.stat()
+    return _parsed(pf.fixture, st.st_mtime_ns, st.st_size).of(pf.pattern.id)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: Path, _mtime_ns: int, _size: int) -> Fixture:
+    return parse_fixture(path)
 
 
 def parse_fixture(path: Path) -> Fixture:

@@ -70,8 +70,11 @@ def load_catalogue(path: Path, text: str | None = None) -> Catalogue:
     return cat
 
 
-def _expand(path: Path, text: str) -> list[Pattern]:
+def _expand(path: Path, text: str, covers: list[tuple[Path, str, str]]) -> list[Pattern]:
+    """A catalogue's patterns; its entries left to hand-written patterns go to `covers`
+    (path, entry key, pattern id), checked once every pattern is known."""
     cat = load_catalogue(path, text)
+    covers += [(path, e.key, e.covered_by) for e in cat.entries if e.covered_by is not None]
     try:
         return expand(cat)
     except ValueError as exc:
@@ -117,9 +120,10 @@ def load_library(roots: Sequence[Path]) -> Library:
         return library
     files: list[PatternFile] = []
     seen: dict[str, Path] = {}
+    covers: list[tuple[Path, str, str]] = []
     for path, text in texts:
         try:
-            patterns = _expand(path, text) if is_catalogue(path) else [load_pattern(path, text)]
+            patterns = _expand(path, text, covers) if is_catalogue(path) else [load_pattern(path, text)]
         except PatternError as exc:
             errors.append(exc)
             continue
@@ -129,7 +133,8 @@ def load_library(roots: Sequence[Path]) -> Library:
                 continue
             seen[pattern.id] = path
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
-    errors += _check_covered_by(texts, set(seen))
+    errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
+               for path, key, pid in covers if pid not in seen]
     if errors:
         raise PatternErrors(errors)
     dumped = [{"path": str(f.path), "catalogue": f.catalogue,
@@ -137,21 +142,6 @@ def load_library(roots: Sequence[Path]) -> Library:
     if write_atomic(cached, json.dumps(dumped).encode()):
         prune(cached.parent, keep=32)
     return Library(tuple(files))
-
-
-def _check_covered_by(texts: Sequence[tuple[Path, str]], known: set[str]) -> list[PatternError]:
-    """A catalogue entry may leave its value to a hand-written pattern only if that exists."""
-    errors = []
-    for path, text in texts:
-        if not is_catalogue(path):
-            continue
-        try:
-            cat = load_catalogue(path, text)
-        except PatternError:
-            continue  # reported while expanding
-        errors += [PatternError(f"entry {e.key!r}: covered_by names an unknown pattern {e.covered_by!r}", path)
-                   for e in cat.entries if e.covered_by is not None and e.covered_by not in known]
-    return errors
 
 
 def _cache_path(texts: Sequence[tuple[Path, str]]) -> Path:
