@@ -22,6 +22,7 @@ example: setup
 
 lint: setup
 	$(PY) -m ruff check analyzer tests examples bench scripts
+	$(VENV)/bin/lint-imports
 
 typecheck: setup
 	$(PY) -m mypy

@@ -1,5 +1,5 @@
 """The closed sets of names that the CLI's options, the models and the pattern files share:
-severity, confidence, input form and output format. Plain enums, so that `triage --help`
+severity, confidence, finding kind, input form and output format. Plain enums, so that `triage --help`
 imports neither pydantic nor rich."""
 
 from __future__ import annotations
@@ -30,6 +30,16 @@ class Confidence(StrEnum):
     @property
     def rank(self) -> int:
         return ["low", "medium", "high"].index(self.value)
+
+
+class FindingKind(StrEnum):
+    """What a finding is: one pattern's matches, a causal chain of them, a version rule
+    over the log's facts, or an error that no pattern knows."""
+
+    pattern = "pattern"
+    chain = "chain"
+    rule = "rule"
+    unrecognised = "unrecognised"
 
 
 class InputForm(StrEnum):

@@ -127,7 +127,7 @@ def patterns_list(
 
     Example: triage patterns list --area toolchain
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     commands.list_patterns(patterns or [], area, fmt)
     return ExitCode.OK
@@ -142,7 +142,7 @@ def patterns_test(
 
     Example: triage patterns test flashinfer-sm12x-needs-cuda-12-9
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     return ExitCode.OK if commands.test_patterns(patterns or [], ids or []) else ExitCode.FINDINGS
 
@@ -157,7 +157,7 @@ def patterns_show(
 
     Example: triage patterns show cuda-home-has-no-nvcc
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     commands.show_pattern(patterns or [], pattern_id, fmt)
     return ExitCode.OK
@@ -169,7 +169,7 @@ def patterns_lint(patterns: PatternsOpt = None) -> int:
 
     Example: triage patterns lint --patterns ~/team-patterns
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     return ExitCode.OK if commands.lint_patterns(patterns or []) else ExitCode.FINDINGS
 
@@ -183,7 +183,7 @@ def patterns_stats(
 
     Example: triage patterns stats --format json
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     commands.stats_patterns(patterns or [], fmt)
     return ExitCode.OK
@@ -200,7 +200,7 @@ def patterns_new(
 
     Example: triage patterns new vllm-engine-dead --from service.log:120 --area serving
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     commands.new_pattern(pattern_id, area, source, root)
     return ExitCode.OK
@@ -216,7 +216,7 @@ def patterns_schema(
 
     Example: triage patterns schema --out patterns/schema.json
     """
-    from analyzer.library import commands
+    from analyzer.commands import patterns as commands
 
     commands.write_schema(out, catalogue)
     return ExitCode.OK
@@ -228,7 +228,7 @@ def kb_lint(patterns: PatternsOpt = None) -> int:
 
     Example: triage kb lint
     """
-    from analyzer.kb import commands
+    from analyzer.commands import kb as commands
 
     return ExitCode.OK if commands.lint(patterns or []) else ExitCode.FINDINGS
 
@@ -239,7 +239,7 @@ def kb_list(fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.term
 
     Example: triage kb list --format json
     """
-    from analyzer.kb import commands
+    from analyzer.commands import kb as commands
 
     commands.list_postmortems(fmt)
     return ExitCode.OK
@@ -251,7 +251,7 @@ def kb_show(postmortem_id: Annotated[str, typer.Argument(help="The postmortem id
 
     Example: triage kb show 2026-05-03-flashinfer-sm120-rejected-after-oom-restart
     """
-    from analyzer.kb import commands
+    from analyzer.commands import kb as commands
 
     commands.show_postmortem(postmortem_id)
     return ExitCode.OK
@@ -266,7 +266,7 @@ def kb_new(
 
     Example: triage --format json svc.log > run.json && triage kb new --from-report run.json
     """
-    from analyzer.kb import commands
+    from analyzer.commands import kb as commands
 
     commands.new_from_report(report, out)
     return ExitCode.OK
@@ -282,7 +282,7 @@ def kb_index(
 
     Example: triage kb index --rebuild
     """
-    from analyzer.kb import commands
+    from analyzer.commands import kb as commands
 
     commands.index(index, model, rebuild)
     return ExitCode.OK
@@ -301,7 +301,7 @@ def search(
 
     Example: triage search "flashinfer rejects blackwell after a restart"
     """
-    from analyzer.kb import commands
+    from analyzer.commands import kb as commands
 
     if kind not in (None, "postmortem", "pattern"):
         raise TriageError(f"--kind must be postmortem or pattern, not {kind!r}")
@@ -319,7 +319,7 @@ def site_build(
 
     Example: triage site build --out /tmp/site && xdg-open /tmp/site/index.html
     """
-    from analyzer.site import commands
+    from analyzer.commands import site as commands
 
     commands.build(out, index, model)
     return ExitCode.OK
@@ -334,7 +334,7 @@ def site_serve(
 
     Example: triage site serve --port 8000
     """
-    from analyzer.site import commands
+    from analyzer.commands import site as commands
 
     commands.serve(directory, port)
     return ExitCode.OK

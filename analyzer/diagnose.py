@@ -13,20 +13,26 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from analyzer.choices import Confidence
+from analyzer.choices import Confidence, FindingKind
 from analyzer.clock import to_seconds
 from analyzer.facts import derive, newest, normalise
 from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
 from analyzer.library.rules import Chain, Rule, RuleBook, Step, Table, holds, resolve, spell
+from analyzer.library.schema import Mark
 from analyzer.models import Evidence, Fact, Finding, Hypothesis, Match, Symptom, TimelineEntry
 
-CHAIN_BONUS = 6
-STALE_S = 86400
+# Ranking: a finding's score is SEVERITY_WEIGHT per severity level plus CONFIDENCE_WEIGHT per
+# confidence level, plus or minus what the log's facts and chains say; ties go to the earlier line.
+SEVERITY_WEIGHT = 10  # one severity level outweighs any confidence difference (2 levels x 4)
+CONFIDENCE_WEIGHT = 4  # a surer explanation of the same severity ranks first
+FACTS_SUPPORT = 2  # a `supports:` condition or a version rule holds: evidence beyond the message
+FACTS_CONTRADICT = -3  # a `contradicts:` condition holds: outweighs one support, confidence drops a level
+CHAIN_BONUS = 6  # the root of a causal chain: lifts a cause above the louder symptoms it led to
+CHAIN_ABOVE_ROOT = 1  # a chain ranks just above its own root finding, which it explains more fully
+STALE = -2  # last seen long before the latest failure: an old problem, probably not this outage
+STALE_S = 86400  # "long before": a day
 _LOWER = {Confidence.high: Confidence.medium, Confidence.medium: Confidence.low, Confidence.low: Confidence.low}
-_TIMELINE_KINDS = {"systemd-service-started": "start", "systemd-restart-scheduled": "restart",
-                   "systemd-main-process-exited": "exit", "server-ready": "ready",
-                   "nvidia-driver-package-upgraded": "upgrade"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,22 +82,24 @@ def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: 
     ranked = _rank(found, reasons, bonus, occ)
     scores = {f.id: f.score for f in ranked}
     why = {f.id: f.reasons for f in ranked}
-    chains = [c.model_copy(update={"score": scores[c.members[0]] + 1,
+    chains = [c.model_copy(update={"score": scores[c.members[0]] + CHAIN_ABOVE_ROOT,
                                    "reasons": [*c.reasons, *why[c.members[0]],
-                                               "ranked just above its root cause (+1)"]})
+                                               f"ranked just above its root cause (+{CHAIN_ABOVE_ROOT})"]})
               for c in chains]
     ranked = _fold(sorted(chains + ranked, key=lambda f: (-f.score, f.first_line)), library)
-    ranked = _flag_anti_fixes([f.model_copy(update={"rank": i + 1, "runs": _runs(f, occ)})
-                               for i, f in enumerate(ranked)])
-    return Diagnosis(ranked, facts, _timeline(occ, ranked))
+    starts = {pid for pid in library.patterns if library.mark(pid) is Mark.start}
+    ranked = [f.model_copy(update={"runs": _runs(f, occ, starts)}) for f in ranked]
+    return Diagnosis(ranked, facts, _timeline(occ, ranked, library))
 
 
-def _flag_anti_fixes(findings: list[Finding]) -> list[Finding]:
-    """A finding whose captured values appear in what a higher finding says to avoid is the
-    tempting workaround at work (CUDA_HOME=/dev/null after the FlashInfer gate), whichever
-    line shows it: the finding says which one it undermines."""
+def number(findings: Sequence[Finding]) -> list[Finding]:
+    """The final order, numbered once (after the unrecognised errors took their places), and
+    the anti-fixes flagged by number: a finding whose captured values appear in what a higher
+    finding says to avoid is the tempting workaround at work (CUDA_HOME=/dev/null after the
+    FlashInfer gate), whichever line shows it: the finding says which one it undermines."""
     out: list[Finding] = []
-    for f in findings:
+    for i, f in enumerate(findings):
+        f = f.model_copy(update={"rank": i + 1})
         values = [v for v in f.captures.values() if len(v) >= 5]
         warned = next((g for g in out if any(v in a for v in values for a in g.avoid)), None)
         if warned is not None:
@@ -131,13 +139,13 @@ def _weigh_facts(f: Finding, library: CompiledLibrary, values: Mapping[str, str]
     pattern = library.patterns[f.id].pattern
     for cond in pattern.supports:
         if holds(cond, values, tables):
-            why.append(f"facts support it: {_show(cond, values, tables)} (+2)")
-            bonus[f.id] += 2
+            why.append(f"facts support it: {_show(cond, values, tables)} (+{FACTS_SUPPORT})")
+            bonus[f.id] += FACTS_SUPPORT
     confidence = f.confidence
     for cond in pattern.contradicts:
         if holds(cond, values, tables):
-            why.append(f"facts contradict it: {_show(cond, values, tables)} (-3, confidence lowered)")
-            bonus[f.id] -= 3
+            why.append(f"facts contradict it: {_show(cond, values, tables)} ({FACTS_CONTRADICT}, confidence lowered)")
+            bonus[f.id] += FACTS_CONTRADICT
             confidence = _LOWER[confidence]
     return f.model_copy(update={"confidence": confidence})
 
@@ -155,8 +163,8 @@ def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact]
     shown = " and ".join(_show(c, values, tables) for c in rule.when)
     explained = [pid for pid in rule.explains if pid in found]
     for pid in explained:
-        reasons[pid].append(f"rule {rule.id} confirms it from facts: {shown} (+2)")
-        bonus[pid] += 2
+        reasons[pid].append(f"rule {rule.id} confirms it from facts: {shown} (+{FACTS_SUPPORT})")
+        bonus[pid] += FACTS_SUPPORT
     if explained:
         return
     used = [name for c in rule.when for name in re.findall(r"[a-z_]+", c) if name in facts]
@@ -164,7 +172,7 @@ def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact]
                             for t in tables for k in values}
     evidence = [facts[n].evidence for n in dict.fromkeys(used) if n in facts]
     found[rule.id] = Finding(
-        id=rule.id, kind="rule", title=rule.title, severity=rule.severity, confidence=rule.confidence,
+        id=rule.id, kind=FindingKind.rule, title=rule.title, severity=rule.severity, confidence=rule.confidence,
         cause=_fill_facts(rule.description, subst), fix=[_fill_facts(s, subst) for s in rule.fix],
         avoid=list(rule.avoid), references=[rule.source], evidence=evidence,
         first_line=min((e.line for e in evidence), default=0), last_line=max((e.line for e in evidence), default=0))
@@ -214,7 +222,7 @@ def _chain(chain: Chain, occ: Sequence[Occurrence], found: dict[str, Finding], l
     chain_reasons = [f"causal chain {chain.id}: " + " → ".join(o.pattern_id for o in links),
                      f"root cause: {root.pattern_id} (step {chain.root})"]
     return Finding(
-        id=chain.id, kind="chain", title=fill(chain.title, {"root_title": root_finding.title}),
+        id=chain.id, kind=FindingKind.chain, title=fill(chain.title, {"root_title": root_finding.title}),
         severity=max((found[p].severity for p in members), key=lambda s: s.rank),
         confidence=root_finding.confidence,
         cause=" ".join(chain.description.split()).replace("{root_cause}", root_finding.cause),
@@ -256,13 +264,13 @@ def _rank(found: Mapping[str, Finding], reasons: Mapping[str, list[str]], bonus:
     last_failure = max((o.seconds for o in occ if o.pattern_id in found and o.seconds is not None), default=None)
     scored = []
     for pid, f in found.items():
-        score = 10 * f.severity.rank + 4 * f.confidence.rank + bonus.get(pid, 0.0)
-        why = [f"severity {f.severity.value} (+{10 * f.severity.rank})",
-               f"confidence {f.confidence.value} (+{4 * f.confidence.rank})", *reasons.get(pid, [])]
+        score = SEVERITY_WEIGHT * f.severity.rank + CONFIDENCE_WEIGHT * f.confidence.rank + bonus.get(pid, 0.0)
+        why = [f"severity {f.severity.value} (+{SEVERITY_WEIGHT * f.severity.rank})",
+               f"confidence {f.confidence.value} (+{CONFIDENCE_WEIGHT * f.confidence.rank})", *reasons.get(pid, [])]
         last = max((o.seconds for o in occ if o.pattern_id == pid and o.seconds is not None), default=None)
         if last_failure is not None and last is not None and last_failure - last > STALE_S:
-            score -= 2
-            why.append("last seen over a day before the latest failure (-2)")
+            score += STALE
+            why.append(f"last seen over a day before the latest failure ({STALE})")
         why.append(f"first seen at line {f.first_line}")
         scored.append(f.model_copy(update={"score": score, "reasons": why}))
     return sorted(scored, key=lambda f: (-f.score, f.first_line))
@@ -274,15 +282,15 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
     logged before it: a symptom follows its cause."""
     out: list[Finding] = []
     folded: dict[str, list[Symptom]] = {}
-    chained = {m: f.id for f in findings if f.kind == "chain" for m in f.members}
+    chained = {m: f.id for f in findings if f.kind is FindingKind.chain for m in f.members}
 
     def areas(g: Finding) -> set[str]:
-        ids = g.members if g.kind == "chain" else [g.id]
+        ids = g.members if g.kind is FindingKind.chain else [g.id]
         return {library.patterns[i].pattern.area for i in ids if i in library.patterns}
 
     for f in findings:  # ranked order
         host = chained.get(f.id)
-        if host is None and f.kind == "pattern" and f.confidence is Confidence.low:
+        if host is None and f.kind is FindingKind.pattern and f.confidence is Confidence.low:
             area = library.patterns[f.id].pattern.area
             causes = [g for g in out if g.confidence is not Confidence.low]
             host = next((g.id for g in causes if area in areas(g) and g.first_line <= f.last_line), None)
@@ -295,29 +303,31 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
     return [f.model_copy(update={"symptoms": folded.get(f.id, [])}) for f in out]
 
 
-def _runs(f: Finding, occ: Sequence[Occurrence]) -> int:
-    starts = sorted((o.path, o.line) for o in occ if o.pattern_id == "systemd-service-started")
+def _runs(f: Finding, occ: Sequence[Occurrence], start_ids: set[str]) -> int:
+    starts = sorted((o.path, o.line) for o in occ if o.pattern_id in start_ids)
     mine = [(o.path, o.line) for o in occ if o.pattern_id == f.id]
     if not mine:
         return 1
     return len({sum(1 for s in starts if s[0] == p and s[1] < line) for p, line in mine})
 
 
-def _timeline(occ: Sequence[Occurrence], findings: Sequence[Finding]) -> list[TimelineEntry]:
+def _timeline(occ: Sequence[Occurrence], findings: Sequence[Finding],
+              library: CompiledLibrary) -> list[TimelineEntry]:
     first: dict[str, str] = {}
     for f in findings:
         for pid in [f.id, *f.members, *(s.id for s in f.symptoms)]:
             first.setdefault(pid, f.id)
     entries: list[TimelineEntry] = []
     seen: set[str] = set()
-    signal_lines = {(o.path, o.line) for o in occ if o.pattern_id in _TIMELINE_KINDS}
+    marks = {o.pattern_id: library.mark(o.pattern_id) for o in occ}
+    signal_lines = {(o.path, o.line) for o in occ if marks[o.pattern_id] is not None}
     for o in occ:
-        kind = _TIMELINE_KINDS.get(o.pattern_id)
+        kind = marks[o.pattern_id]
         if kind is None and (o.pattern_id in seen or o.pattern_id not in first or (o.path, o.line) in signal_lines):
             continue
         seen.add(o.pattern_id)
         entries.append(TimelineEntry(time=_fmt(o.seconds), path=o.path, line=o.line, host=o.host,
-                                     unit=o.unit, kind=kind or o.pattern_id, text=o.text[:200]))
+                                     unit=o.unit, kind=kind.value if kind else o.pattern_id, text=o.text[:200]))
     return entries
 
 

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from analyzer.models import Event, EventKind, Frame, Record
+from analyzer.scan import TRACEBACK
 
-TRACEBACK_START = re.compile(r"Traceback \(most recent call last\):")
+TRACEBACK_START = re.compile(TRACEBACK + ":")
 FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
 EXCEPTION = re.compile(
     r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure)"

@@ -9,12 +9,7 @@ import regex
 
 from analyzer.library.rules import FactDef, Table, version
 from analyzer.models import Event, Evidence, Fact
-
-FACT_KEY = "fact:"
-
-
-def compile_facts(defs: Mapping[str, FactDef]) -> dict[str, list[regex.Pattern[str]]]:
-    return {name: [regex.compile(r, regex.MULTILINE) for r in d.regexes] for name, d in defs.items()}
+from analyzer.scan import fact_of
 
 
 def normalise(raw: str, unit: str | None) -> str:
@@ -31,8 +26,8 @@ def extract_facts(events: Iterable[Event], hits: Mapping[int, set[str]], defs: M
     later, but every sighting is returned (a restart may show a new version)."""
     found: list[Fact] = []
     for event in events:
-        names = {k[len(FACT_KEY):] for line in range(event.first_line, event.last_line + 1)
-                 for k in hits.get(line, ()) if k.startswith(FACT_KEY)}
+        names = {name for line in range(event.first_line, event.last_line + 1)
+                 for k in hits.get(line, ()) if (name := fact_of(k)) is not None}
         for name in sorted(names):
             found.extend(_facts_in(event, name, defs[name], compiled[name]))
     return found

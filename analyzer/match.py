@@ -14,15 +14,16 @@ import regex
 from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
 from analyzer.library.schema import Scope
 from analyzer.models import Event, Match
-
-EVERY_PATTERN = "@bytes-message"  # phase 1 cannot read a message stored as byte values
+from analyzer.scan import Structural
 
 
 def candidates(event: Event, hits: Mapping[int, set[str]], every: Iterable[str]) -> set[str]:
     keys: set[str] = set()
     for line in range(event.first_line, event.last_line + 1):
         keys |= hits.get(line, set())
-    return set(every) if EVERY_PATTERN in keys else keys
+    if Structural.bytes_message in keys:  # phase 1 cannot read a message stored as byte values
+        return set(every)
+    return keys
 
 
 def match_events(events: Iterable[Event], hits: Mapping[int, set[str]],

@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from analyzer.choices import Confidence, Severity
+from analyzer.choices import Confidence, FindingKind, InputForm, Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,7 @@ class Evidence(Model):
 
 class InputSummary(Model):
     path: str
-    format: str
+    format: InputForm
     lines: int
     bytes: int = 0
     undecodable: int = 0  # lines that were not valid UTF-8, read with replacement characters
@@ -167,7 +167,7 @@ class Hypothesis(Model):
 class Finding(Model):
     rank: int = 0
     id: str
-    kind: str = "pattern"
+    kind: FindingKind = FindingKind.pattern
     title: str
     severity: Severity
     confidence: Confidence

@@ -19,18 +19,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from analyzer.scan import Engine, Trigger
+from analyzer.scan import Engine, Reach, Trigger
 
 BEFORE = 12
 AFTER = 8
 LONG_AFTER = 400
-LONG_KEYS = frozenset({"@traceback", "@terminate"})
-# An error line that no pattern knows (the `@exception` trigger, most hits in a noisy log)
-# only feeds suggestions, which read the line itself: a narrow window. A pattern's hit on
-# the same lines widens it again.
-NARROW_KEYS = frozenset({"@exception", "@error-line"})
+# An error line that no pattern knows (most hits in a noisy log) only feeds the unrecognised
+# findings, which read the line itself: a narrow window. A pattern's hit on the same lines
+# widens it again.
 NARROW = 2
 MAX_CONTINUATION = 2000
+_AFTER = {Reach.long: LONG_AFTER, Reach.narrow: NARROW}
 
 
 @dataclass(slots=True)
@@ -86,9 +85,9 @@ class RegionBuilder:
         self.engine = engine
         self.keys = [t.key for t in triggers]
         self.before = before
-        self.reach = [LONG_AFTER if t.key in LONG_KEYS else NARROW if t.key in NARROW_KEYS else after
+        self.reach = [_AFTER[t.reach] if t.reach is not Reach.usual else after
                       for t in triggers]
-        self.back = [NARROW if t.key in NARROW_KEYS else before for t in triggers]
+        self.back = [NARROW if t.reach is Reach.narrow else before for t in triggers]
         self.lines = 0  # input lines seen so far (the regions' line numbers come from this count)
 
     def regions(self, chunks: Iterable[bytes], first_line: int = 1) -> Iterator[Region]:

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
-from analyzer.choices import Format
+from analyzer.choices import FindingKind, Format
 from analyzer.models import Finding, Hypothesis, Report
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     ev.add_column(style="evidence")
     for e in f.evidence:  # one input: its name is in the header, the line number is enough
         ev.add_row(f"line {e.line}" if single_input else f"{e.path}:{e.line}", e.text)
-    parts += [Text("\nEvidence, in order" if f.kind == "chain" else "\nEvidence", style="title"), ev]
+    parts += [Text("\nEvidence, in order" if f.kind is FindingKind.chain else "\nEvidence", style="title"), ev]
     if f.count > 1:
         spread = "".join([f" across {f.processes} processes" if f.processes > 1 else "",
                           f" in {f.runs} runs (restarts)" if f.runs > 1 else ""])
@@ -145,7 +145,7 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
         parts += [Text(f"\nWhy ranked #{f.rank} (score {f.score:g})", style="title"),
                   _items(["-"] * len(f.reasons), f.reasons, "muted")]
     sev = f.severity.value
-    kind = "" if f.kind == "pattern" else f"{f.kind} · "
+    kind = "" if f.kind is FindingKind.pattern else f"{f.kind} · "
     title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), (f" #{f.rank} ", "title"),
                           (f"{kind}{f.id} · confidence {f.confidence.value} ", "muted"))
     return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
@@ -254,6 +254,11 @@ def print_error(message: str) -> None:
 
 def print_warning(message: str) -> None:
     error_console().print(Text(f"triage: warning: {message}", style="sev.medium"))
+
+
+def print_raw(text: str) -> None:
+    """Machine-readable output (JSON, a file's text) written to stdout as it is, no markup."""
+    sys.stdout.write(text)
 
 
 def print_lines(lines: Sequence[str], out: TextIO | None = None) -> None:

@@ -14,6 +14,7 @@ import platform
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,23 +27,57 @@ from analyzer.errors import PatternError
 Hit = tuple[int, int]  # (end offset in the buffer, index of the trigger)
 
 
+class Reach(Enum):
+    """How far around a trigger's line phase 2 reads (`regions.py` sets the line counts)."""
+
+    usual = "usual"  # a pattern's or a fact's line: a few lines either side
+    long = "long"  # the start of a traceback or a C++ terminate: far ahead, to its end
+    narrow = "narrow"  # an error line no pattern may know: its neighbours only (most hits in a noisy log)
+
+
+class Structural(StrEnum):
+    """Places where phase 2 must look even when no pattern fires there."""
+
+    traceback = "@traceback"
+    terminate = "@terminate"
+    bytes_message = "@bytes-message"  # journal JSON: a message stored as byte values; every pattern is tried
+    exception = "@exception"  # unknown errors, reported as such
+    error_line = "@error-line"  # a compiler's or a command-line tool's error line
+
+
+_FACT = "fact:"
+
+
+def fact_key(name: str) -> str:
+    """The trigger key of a fact's regexes (a pattern id never contains a colon)."""
+    return _FACT + name
+
+
+def fact_of(key: str) -> str | None:
+    """The fact a trigger key reads, or None for a pattern's or a structural trigger."""
+    return key[len(_FACT):] if key.startswith(_FACT) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Trigger:
-    key: str  # a pattern id, or "@name" for a structural trigger
+    key: str  # a pattern id, a `Structural` key, or `fact_key(name)`
     expr: str
     ignorecase: bool = False
+    reach: Reach = Reach.usual
 
 
-# Structural triggers: places where phase 2 must look even when no pattern fires there.
+TRACEBACK = r"Traceback \(most recent call last\)"  # Python's first traceback line (events.py builds from it)
+
 STRUCTURAL = (
-    Trigger("@traceback", r"Traceback \(most recent call last\)"),
-    Trigger("@terminate", r"terminate called after throwing"),
-    Trigger("@bytes-message", r"\"MESSAGE\":\["),  # journal JSON: a message stored as bytes
-    Trigger("@exception", r"[A-Za-z_][\w.]*(?:Error|Exception): "),  # unknown errors, reported as such
-    # a compiler's or a command-line tool's error line (gcc/nvcc, docker, podman, ollama, kubectl)
-    Trigger("@error-line", r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|(?:^|: )Error: "
-                           r"|Error response from daemon: |(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
-                           r"|(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN )"),
+    Trigger(Structural.traceback, TRACEBACK, reach=Reach.long),
+    Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
+    Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
+    Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
+    # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines
+    Trigger(Structural.error_line,
+            r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|(?:^|: )Error: |Error response from daemon: "
+            r"|(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN )",
+            reach=Reach.narrow),
 )
 
 _QUOTED_FORMS = {InputForm.journal_json, InputForm.docker}
@@ -182,14 +217,14 @@ def default_engine() -> EngineFactory:
     return HyperscanEngine if hyperscan_available() else PythonEngine
 
 
-_GROUP_NAME = re.compile(r"\(\?P?<([A-Za-z_]\w*)>")
+NAMED_GROUP = re.compile(r"\(\?P?<([A-Za-z_]\w*)>")  # `(?P<name>` or `(?<name>`: a capture's name
 
 
 def hyperscan_source(expr: str) -> str:
     """A regex as a phase-1 trigger: named groups become plain groups (they mean nothing to
     phase 1), and anchors at either end go, because in the raw input a message is preceded
     by its log prefix (time, host, unit) and may be followed by more of a JSON line."""
-    expr = _GROUP_NAME.sub("(", expr)
+    expr = NAMED_GROUP.sub("(", expr)
     if expr.startswith("^"):
         expr = expr[1:]
     if expr.endswith("$") and not expr.endswith("\\$"):

@@ -18,8 +18,8 @@ from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.models import Fact, InputSummary, Match
 from analyzer.readers.source import Source, count_undecodable, open_slice, open_source
-from analyzer.suggest import Collector
-from analyzer.triage import Progress, Run
+from analyzer.run import Progress, Run
+from analyzer.unrecognised import Collector
 
 _library: CompiledLibrary | None = None  # set in each worker by the pool's initializer
 _counters: tuple[Any, Any] | None = None  # shared arrays: bytes read and patterns found, per share
@@ -85,7 +85,7 @@ def read_file_in_parallel(library: CompiledLibrary, name: str, form: InputForm, 
     """One large file, split at line starts into `jobs` shares read by forked workers, each
     with a megabyte of context on both sides so that no event is cut. A worker keeps only
     what starts on its own lines; line numbers are those of the whole file."""
-    cuts = _cuts(name, jobs)
+    cuts = share_cuts(name, jobs)
     shares = list(itertools.pairwise(cuts))
     context = multiprocessing.get_context("fork")
     done, found = context.Array("q", len(shares)), context.Array("q", len(shares))
@@ -109,7 +109,7 @@ def read_file_in_parallel(library: CompiledLibrary, name: str, form: InputForm, 
     lines = sum(counts) + (0 if _ends_with_newline(name) else 1)
     undecodable = sum(s.undecodable for _m, _f, summaries, _w, _c in parts for s in summaries)
     plain = sum(s.plain for _m, _f, summaries, _w, _c in parts for s in summaries)
-    run.inputs.append(InputSummary(path=name, format=form.value, lines=lines, bytes=cuts[-1],
+    run.inputs.append(InputSummary(path=name, format=form, lines=lines, bytes=cuts[-1],
                                    undecodable=undecodable, plain=plain))
     run.note_unreadable(run.inputs[-1])
     return run
@@ -135,12 +135,13 @@ def _read_share(name: str, form: InputForm, k: int, share: tuple[int, int], firs
     source = open_slice(name, form, lo, hi, first - before)
     run.read(source, summarise=False)
     margins = _undecodable(name, lo, start) + _undecodable(name, end, hi)
-    summary = InputSummary(path=name, format=form.value, lines=count, bytes=end - start,
+    summary = InputSummary(path=name, format=form, lines=count, bytes=end - start,
                            undecodable=max(source.undecodable - margins, 0), plain=run.plain)
     return run.matches, run.facts, [summary], run.warnings, run.collector
 
 
-def _cuts(name: str, jobs: int) -> list[int]:
+def share_cuts(name: str, jobs: int) -> list[int]:
+    """Byte offsets that cut a file into `jobs` shares at line starts, first 0 and last its size."""
     size = os.stat(name).st_size
     cuts = [0]
     for k in range(1, jobs):

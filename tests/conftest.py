@@ -43,6 +43,13 @@ def analyze_bytes(data: bytes, library: CompiledLibrary, name: str = "test.log")
     return run.report()
 
 
+def summary(report: Report) -> list[tuple[str, int, tuple[int, ...], tuple[tuple[str, str], ...]]]:
+    """What two ways of reading the same input must agree on: each finding's id, count,
+    evidence lines and captures, in order."""
+    return [(f.id, f.count, tuple(e.line for e in f.evidence), tuple(sorted(f.captures.items())))
+            for f in report.findings]
+
+
 @pytest.fixture(scope="session")
 def export_stream() -> bytes:
     from founding_incident import export_stream as make

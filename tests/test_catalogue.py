@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.authoring.fixture_runs import run_fixture
+from analyzer.authoring.pattern_lint import lint_library
 from analyzer.errors import PatternErrors
 from analyzer.library.compile import compile_library
-from analyzer.library.fixtures import fixture_of, run_fixture
-from analyzer.library.lint import lint_library
+from analyzer.library.fixture_file import fixture_of
 from analyzer.library.load import load_library
 
 CATALOGUE = """\

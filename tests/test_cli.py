@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,6 +169,26 @@ def test_version_and_help() -> None:
     assert triage("--version").stdout.decode().startswith("triage ")
     res = triage("--help")
     assert res.returncode == 0 and b"analyze" in res.stdout and b"Example:" in res.stdout
+
+
+def test_every_command_shows_an_example_in_its_help() -> None:
+    import typer.main
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    def commands(cmd: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+        subs = getattr(cmd, "commands", None)  # a group (typer vendors its own click)
+        if subs:
+            return [p for name, sub in subs.items() for p in commands(sub, (*path, name))]
+        return [path]
+
+    found = commands(typer.main.get_command(app))
+    assert len(found) >= 15 and ("patterns", "test") in found and ("site", "serve") in found
+    runner = CliRunner()
+    for path in found:
+        res = runner.invoke(app, [*path, "--help"])
+        assert res.exit_code == 0 and "Example: triage" in res.output, path
 
 
 def test_help_imports_no_heavy_package() -> None:

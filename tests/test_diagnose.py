@@ -3,6 +3,10 @@ folding of symptoms, dedupe across ranks and restarts, timelines."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from analyzer.clock import to_seconds
 from analyzer.library.compile import CompiledLibrary
 from analyzer.library.rules import Table, holds
@@ -139,3 +143,50 @@ def test_chain_crash_loop_hits_start_limit(library: CompiledLibrary) -> None:
     top = report.findings[0]
     assert (top.id, top.members[0]) == ("crash-loop-hits-start-limit", "cuda-runtime-library-not-found")
     assert top.evidence[-1].line == 4 and "systemd-start-limit-hit" in top.members
+
+
+TEAM_START = """title: Our launcher printed its start banner
+id: team-launcher-began
+status: stable
+role: signal
+marks: start
+severity: info
+confidence: high
+area: lifecycle
+description: The team's launcher started a new serving process.
+why: Starts split a log into runs.
+match:
+  any:
+    - regex: '^TEAM LAUNCHER BEGIN$'
+fix: ["Nothing to fix: a lifecycle marker."]
+source: our launcher's banner
+"""
+
+
+def test_a_lifecycle_signal_declares_its_timeline_mark_in_its_file(tmp_path: Path) -> None:
+    """A team's start banner counts runs and shows on the timeline from its `marks:` alone."""
+    from analyzer.triage import load
+
+    folder = tmp_path / "lifecycle"
+    folder.mkdir()
+    (folder / "team-launcher-began.yaml").write_text(TEAM_START)
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    log = "\n".join(["TEAM LAUNCHER BEGIN", oom, "TEAM LAUNCHER BEGIN", oom, ""]).encode()
+    with_mark = analyze_bytes(log, load([tmp_path]))
+    found = next(f for f in with_mark.findings if f.id == "cuda-out-of-memory")
+    assert found.runs == 2 and [t.kind for t in with_mark.timeline][:2] == ["start", "cuda-out-of-memory"]
+    (folder / "team-launcher-began.yaml").write_text(TEAM_START.replace("marks: start\n", ""))
+    without = analyze_bytes(log, load([tmp_path]))
+    assert next(f for f in without.findings if f.id == "cuda-out-of-memory").runs == 1
+    assert "start" not in [t.kind for t in without.timeline]
+
+
+def test_only_a_signal_may_mark_the_timeline(tmp_path: Path) -> None:
+    from analyzer.errors import PatternError
+    from analyzer.library.load import load_pattern
+
+    path = tmp_path / "lifecycle" / "team-launcher-began.yaml"
+    path.parent.mkdir()
+    path.write_text(TEAM_START.replace("role: signal\n", ""))
+    with pytest.raises(PatternError, match="`marks` is for lifecycle signals"):
+        load_pattern(path)

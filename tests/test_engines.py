@@ -9,21 +9,16 @@ import pytest
 
 from analyzer.data import builtin_patterns
 from analyzer.library.compile import CompiledLibrary
-from analyzer.library.fixtures import parse_fixture
+from analyzer.library.fixture_file import parse_fixture
 from analyzer.models import Report
 from analyzer.readers.source import open_bytes
 from analyzer.scan import HyperscanEngine, PythonEngine, hyperscan_available
 from analyzer.triage import Run, load
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, summary
 
 INPUTS: list[tuple[str, bytes]] = [(p.name, parse_fixture(p).log) for p in sorted(builtin_patterns().rglob("*.log"))]
 INPUTS += [(p.name, p.read_bytes()) for p in sorted(CORPUS.glob("*.log"))]
 INPUTS.append(("founding-incident.log", (ROOT / "examples" / "founding-incident.log").read_bytes()))
-
-
-def summary(report: Report) -> list[tuple[str, int, tuple[int, ...], tuple[tuple[str, str], ...]]]:
-    return [(f.id, f.count, tuple(e.line for e in f.evidence), tuple(sorted(f.captures.items())))
-            for f in report.findings]
 
 
 def run(library: CompiledLibrary, data: bytes, chunk: int | None = None) -> Report:
@@ -84,7 +79,7 @@ def test_compiled_library_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     example = (ROOT / "examples" / "founding-incident.log").read_bytes()
     first = load()
-    assert all(cp._regexes is not None for cp in first.patterns.values())  # proven now
+    assert all(cp.compiled for cp in first.patterns.values())  # proven now
     expected = summary(run(first, example))
     (db,) = (tmp_path / "triage" / "hyperscan").iterdir()
     assert len(list((tmp_path / "triage" / "validated").iterdir())) == 1
@@ -95,46 +90,11 @@ def test_compiled_library_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     with monkeypatch.context() as m:
         m.setattr(hyperscan, "Database", refuse)
         second = load()
-        assert all(cp._regexes is None for cp in second.patterns.values())  # compiled when a trigger fires
+        assert not any(cp.compiled for cp in second.patterns.values())  # compiled when a trigger fires
         assert summary(run(second, example)) == expected
-    assert sum(cp._regexes is not None for cp in second.patterns.values()) < len(second.patterns) // 4
+    assert sum(cp.compiled for cp in second.patterns.values()) < len(second.patterns) // 4
 
     db.write_bytes(b"damaged")  # compiled again, and the cache repaired
     third = load()
     assert summary(run(third, example)) == expected and db.read_bytes() != b"damaged"
     assert isinstance(third.engine(InputForm.journal_short), HyperscanEngine)
-
-
-def test_a_large_file_split_between_workers_gives_the_same_report(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every corpus log and the example, each repeated into a file of a few hundred kB, read
-    whole and split at line starts into 2 and 3 shares: the same findings, facts and counts."""
-    from analyzer import workers
-    from analyzer.triage import analyze
-
-    monkeypatch.setattr(workers, "SPLIT_FROM", 0)
-    monkeypatch.setattr(workers, "MARGIN", 32 * 1024)
-    splits: list[int] = []
-    cuts = workers._cuts
-    monkeypatch.setattr(workers, "_cuts", lambda name, jobs: splits.append(jobs) or cuts(name, jobs))
-    library = load()
-    for name, data in INPUTS[-25:]:  # the corpus logs and the example
-        path = tmp_path / name
-        path.write_bytes(data * max(1, 300_000 // max(len(data), 1)))
-        whole = analyze([str(path)], library, knowledge=False)
-        for jobs in (2, 3):
-            split = analyze([str(path)], library, knowledge=False, jobs=jobs)
-            assert summary(split) == summary(whole), (name, jobs)
-            assert split.facts == whole.facts and split.inputs == whole.inputs, (name, jobs)
-    assert splits.count(3) == 25  # every file was split, not read whole
-
-    cut = tmp_path / "no-final-newline.log"  # the finding on a last line without its newline
-    cut.write_bytes(b"May 03 10:00:00 h app[1]: request ok\n" * 20_000
-                    + b"May 03 10:00:01 h kernel: Out of memory: Killed process 7 (python3) total-vm:1kB")
-    whole = analyze([str(cut)], library, knowledge=False)
-    assert whole.findings and summary(analyze([str(cut)], library, knowledge=False, jobs=2)) == summary(whole)
-
-    seen: list[tuple[int, int | None, int]] = []  # the workers' progress reaches the parent
-    example = tmp_path / "founding-incident.log"
-    analyze([str(example)], library, knowledge=False, jobs=2, progress=lambda _n, d, t, f: seen.append((d, t, f)))
-    assert seen[-1][0] == seen[-1][1] == example.stat().st_size and seen[-1][2] >= 1

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.authoring.fixture_runs import run_fixture
 from analyzer.data import builtin_patterns
 from analyzer.errors import PatternError
 from analyzer.library.compile import CompiledLibrary
-from analyzer.library.fixtures import Expect, fixture_of, parse_fixture, run_fixture
+from analyzer.library.fixture_file import Expect, fixture_of, parse_fixture
 from analyzer.library.load import load_library
 
 LIBRARY = load_library([builtin_patterns()])
@@ -28,7 +29,7 @@ def test_fixture(pf, library: CompiledLibrary) -> None:  # type: ignore[no-untyp
 
 
 def test_no_orphan_fixtures() -> None:
-    from analyzer.library.commands import orphan_fixtures
+    from analyzer.commands.patterns import orphan_fixtures
 
     assert orphan_fixtures(LIBRARY, [builtin_patterns()]) == []
 

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.authoring.postmortem_lint import lint_kb
 from analyzer.data import data_dir
 from analyzer.errors import PatternError
 from analyzer.kb.documents import Document
 from analyzer.kb.embed import NumpyMiniLM, SentenceTransformerEmbedder, model_path
 from analyzer.kb.index import IndexPlan, ensure
-from analyzer.kb.lint import lint_kb
 from analyzer.kb.postmortems import load_kb, load_postmortem
 from analyzer.kb.search import search
-from analyzer.kb.store import IndexError_, build_index, connect
+from analyzer.kb.store import IndexUnusable, build_index, connect
 from analyzer.library.compile import CompiledLibrary
 from tests.conftest import ROOT
 
@@ -82,7 +82,7 @@ def test_reindex_embeds_only_what_changed(tmp_path: Path) -> None:
 def test_damaged_or_foreign_index_is_reported_and_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "index.duckdb"
     path.write_bytes(b"this is not a duckdb file at all" * 100)
-    with pytest.raises(IndexError_, match="not a triage index or damaged"):
+    with pytest.raises(IndexUnusable, match="not a triage index or damaged"):
         connect(path)
     build_index(path, _docs(2), CountingEmbedder, "fake", "s")
     con = connect(path)

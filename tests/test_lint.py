@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import regex
 
-from analyzer.library.lint import adversarial_inputs, is_slow, lint_library, nested_quantifiers
+from analyzer.authoring.pattern_lint import adversarial_inputs, is_slow, lint_library, nested_quantifiers
 from tests.conftest import BENIGN, ROOT
 from tests.test_cli import triage
 

@@ -76,7 +76,7 @@ def test_match_needs_exactly_one_of_any_or_all(tmp_path: Path) -> None:
 
 
 def test_schema_json_is_current() -> None:
-    from analyzer.library.commands import schema_json
+    from analyzer.commands.patterns import schema_json
 
     assert (ROOT / "patterns" / "schema.json").read_text() == schema_json(), \
         "run: triage patterns schema --out patterns/schema.json"

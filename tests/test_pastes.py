@@ -4,8 +4,8 @@ Markdown fence, Windows paths, and errors that no pattern knows (reported, never
 
 from __future__ import annotations
 
+from analyzer.choices import FindingKind
 from analyzer.library.compile import CompiledLibrary
-from analyzer.suggest import UNRECOGNISED
 from tests.conftest import ROOT, analyze_bytes
 
 PASTES = ROOT / "tests" / "data" / "pastes"
@@ -49,7 +49,8 @@ def test_an_unknown_error_is_reported_with_the_project_that_raised_it(library: C
              "(RayWorkerWrapper pid=2231) KeyError: 'model.layers.0.mlp.experts.w13_weight'\n")
     report = analyze_bytes(paste.encode(), library)
     [top] = report.findings
-    assert top.kind == UNRECOGNISED and top.title == "Not recognised: KeyError: 'model.layers.0.mlp.experts.w13_weight'"
+    assert top.kind is FindingKind.unrecognised
+    assert top.title == "Not recognised: KeyError: 'model.layers.0.mlp.experts.w13_weight'"
     assert "raised in vllm\\worker\\worker.py, line 120, in init_device (vLLM)" in top.cause
     assert "the cause is not known to triage" in top.cause and top.captures == {"program": "vllm"}
     assert any("https://github.com/vllm-project/vllm/issues?q=KeyError+model+layers" in s for s in top.fix)
@@ -62,10 +63,10 @@ def test_an_unknown_error_ranks_above_the_consequences_and_below_causes(library:
            "ValueError: unsupported value for --attention-backend: fa9\n"
            "sglang.service: Main process exited, code=killed, status=9/KILL\n")
     kinds = [(f.kind, f.id) for f in analyze_bytes(log.encode(), library).findings]
-    assert kinds[0][0] == UNRECOGNISED and kinds[1] == ("pattern", "service-killed-by-sigkill")
+    assert kinds[0][0] == FindingKind.unrecognised and kinds[1] == ("pattern", "service-killed-by-sigkill")
     cause_first = analyze_bytes(("Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n" + log).encode(),
                                 library).findings
-    assert [f.kind for f in cause_first][:2] == ["pattern", UNRECOGNISED]
+    assert [f.kind for f in cause_first][:2] == ["pattern", FindingKind.unrecognised]
 
 
 def test_warnings_are_not_errors(library: CompiledLibrary) -> None:

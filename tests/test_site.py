@@ -23,10 +23,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from analyzer.data import builtin_patterns, data_dir
+from analyzer.data import benign_logs, builtin_patterns, corpus_logs, data_dir
 from analyzer.kb.index import IndexPlan
 from analyzer.kb.postmortems import load_kb
-from analyzer.library.commands import benign_logs, corpus_logs
 from analyzer.library.load import load_library
 from analyzer.site import paths
 from analyzer.site.build import MARKER, BuildOptions, BuildResult, build_site

@@ -72,7 +72,7 @@ def pattern_document(pf: PatternFile) -> Document:
     fix = [fill(s, {}, drop=True) for s in p.fix_texts]  # shown in search results and suggestions
     chunks = [f"{p.title}. {cause}", " ".join(f"Why it matters: {p.why}".split()), "Fix: " + " ".join(fix)]
     if pf.fixture.exists():
-        from analyzer.library.fixtures import Expect, fixture_of
+        from analyzer.library.fixture_file import Expect, fixture_of
 
         lines = [a.text.strip() for a in fixture_of(pf).annotations if a.expect is Expect.match]
         chunks += [line[:400] for line in dict.fromkeys(lines)][:6]

@@ -11,17 +11,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analyzer.choices import FindingKind
 from analyzer.errors import PatternError
 from analyzer.models import Finding, Related
-from analyzer.suggest import UNRECOGNISED, nearest
 
 if TYPE_CHECKING:
     from analyzer.kb.index import IndexPlan
+    from analyzer.kb.search import Hit
     from analyzer.kb.store import RelatedByPattern
+
+NEAREST = 3  # past incidents offered for an unrecognised error
+MIN_SIMILARITY = 0.5  # cosine similarity of the best passage; below it an incident is not offered
 
 
 def _pattern_ids(f: Finding) -> list[str]:
-    return list(f.members) if f.kind == "chain" else [f.id] if f.kind == "pattern" else []
+    return list(f.members) if f.kind is FindingKind.chain else [f.id] if f.kind is FindingKind.pattern else []
 
 
 def _linked(pattern_ids: Sequence[str]) -> RelatedByPattern:
@@ -60,7 +64,7 @@ def enrich(findings: list[Finding], index: Path | None, warnings: list[str]) -> 
                 best[pm] = Related(id=pm, title=title, score=score)
         ranked = sorted(best.values(), key=lambda r: -r.score)[:5]
         out.append(f.model_copy(update={"related": ranked}))
-    unknown = [f for f in out if f.kind == UNRECOGNISED]
+    unknown = [f for f in out if f.kind is FindingKind.unrecognised]
     if unknown and not is_fresh(p):
         warnings.append(f"{len(unknown)} error(s) match no pattern; build the index with `triage kb index` "
                         "to see the nearest past incidents")
@@ -69,6 +73,20 @@ def enrich(findings: list[Finding], index: Path | None, warnings: list[str]) -> 
         from analyzer.kb.search import search
 
         encoder = NumpyMiniLM(p.model)
-        out = [nearest(f, search(p, f.evidence[0].text, 5, encoder=encoder)) if f.kind == UNRECOGNISED else f
-               for f in out]
-    return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(out)]
+        out = [nearest(f, search(p, f.evidence[0].text, 5, encoder=encoder))
+               if f.kind is FindingKind.unrecognised else f for f in out]
+    return out
+
+
+def nearest(f: Finding, hits: Sequence[Hit]) -> Finding:
+    """The past incidents and patterns nearest to an unrecognised error, offered as such: with
+    their similarity, above a cut-off, and never with their fix steps."""
+    near = [h for h in hits if h.similarity >= MIN_SIMILARITY][:NEAREST]
+    if not near:
+        return f
+    said = "; ".join(f"{h.title} ({h.kind} {h.id}, similarity {h.similarity:.2f})" for h in near)
+    return f.model_copy(update={
+        "cause": f"{f.cause} Nearest known failures by meaning, not confirmed for this log: {said}.",
+        "related": [Related(id=h.id, title=h.title, score=round(h.similarity, 4)) for h in near],
+        "reasons": [*f.reasons, f"nearest by meaning: {near[0].id} (similarity {near[0].similarity:.2f}, "
+                                f"cut-off {MIN_SIMILARITY})"]})

@@ -5,15 +5,14 @@ passage."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from analyzer.kb.embed import NumpyMiniLM
 from analyzer.kb.index import IndexPlan
-from analyzer.kb.store import connect
+from analyzer.kb.store import DocumentRow, connect, documents, links, passages
 from analyzer.kb.words import tokens
 
 VECTOR_WEIGHT = 0.6
@@ -61,46 +60,43 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
            encoder: NumpyMiniLM | None = None) -> list[Hit]:
     con = connect(p.path)
     try:
-        docs = {r[0]: r for r in con.execute(
-            "SELECT id, kind, title, path, fix, regexes, cause, severity FROM documents").fetchall()}
-        links = con.execute("SELECT pattern_id, postmortem_id FROM links").fetchall()
-        vector = (encoder or NumpyMiniLM(p.model)).embed([query])[0]
-        rows: list[Any] = con.execute(
-            "SELECT doc_id, text, array_cosine_similarity(embedding, ?::FLOAT[384]), words FROM chunks", [vector]
-        ).fetchall()
+        docs = documents(con)
+        pairs = links(con)
+        scored = passages(con, (encoder or NumpyMiniLM(p.model)).embed([query])[0])
     finally:
         con.close()
-    lexical = _normalise(bm25(tokens(query), [words.split() for *_r, words in rows]))
+    lexical = _normalise(bm25(tokens(query), [s.words for s in scored]))
     best: dict[str, tuple[float, str]] = {}
     cosine: dict[str, float] = {}
-    for (doc_id, text, cos, _words), lex in zip(rows, lexical, strict=True):
-        score = VECTOR_WEIGHT * float(cos or 0.0) + LEXICAL_WEIGHT * lex
-        cosine[doc_id] = max(cosine.get(doc_id, 0.0), float(cos or 0.0))
-        if doc_id not in best or score > best[doc_id][0]:
-            best[doc_id] = (score, text)
+    for passage, lex in zip(scored, lexical, strict=True):
+        score = VECTOR_WEIGHT * passage.cosine + LEXICAL_WEIGHT * lex
+        cosine[passage.doc_id] = max(cosine.get(passage.doc_id, 0.0), passage.cosine)
+        if passage.doc_id not in best or score > best[passage.doc_id][0]:
+            best[passage.doc_id] = (score, passage.text)
     shortlist = sorted(best, key=lambda d: -best[d][0])[:REGEX_SHORTLIST]
-    recognised = set(_regex_hits(query, {d: docs[d] for d in shortlist}))
-    for pattern_id, postmortem_id in links:  # incidents that a recognising pattern names
+    recognised = set(_regex_hits(query, [docs[d] for d in shortlist]))
+    for pattern_id, postmortem_id in pairs:  # incidents that a recognising pattern names
         if pattern_id in recognised and postmortem_id in best:
             score, text = best[postmortem_id]
             best[postmortem_id] = (score + REGEX_BONUS / 2, text)
     for doc_id in recognised:
         score, text = best[doc_id]
         best[doc_id] = (score + REGEX_BONUS, text)
-    hits = [Hit(d, docs[d][1], docs[d][2], round(s, 4), text, json.loads(docs[d][4]), docs[d][3], docs[d][6],
-                docs[d][7], round(cosine[d], 4)) for d, (s, text) in best.items() if kind is None or docs[d][1] == kind]
+    hits = [Hit(d, docs[d].kind, docs[d].title, round(s, 4), text, docs[d].fix, docs[d].path, docs[d].cause,
+                docs[d].severity, round(cosine[d], 4))
+            for d, (s, text) in best.items() if kind is None or docs[d].kind == kind]
     return sorted(hits, key=lambda h: -h.score)[:limit]
 
 
-def _regex_hits(query: str, docs: dict[str, Any]) -> list[str]:
+def _regex_hits(query: str, docs: Sequence[DocumentRow]) -> list[str]:
     import regex
 
     found = []
-    for doc_id, row in docs.items():
-        for expr in json.loads(row[5]):
+    for doc in docs:
+        for expr in doc.regexes:
             try:
                 if regex.search(expr, query, regex.MULTILINE, timeout=0.05):
-                    found.append(doc_id)
+                    found.append(doc.id)
                     break
             except (regex.error, TimeoutError):
                 continue

@@ -25,7 +25,7 @@ SCHEMA_VERSION = "3"  # 3: chunks.words, the passage tokenised for BM25
 RELATED = 5
 
 
-class IndexError_(TriageError):
+class IndexUnusable(TriageError):
     """The index file is missing, from another program, or damaged."""
 
 
@@ -47,11 +47,11 @@ def connect(path: Path, read_only: bool = True) -> Any:
         con = duckdb.connect(str(path), read_only=read_only)
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
     except duckdb.Error as exc:
-        raise IndexError_(f"not a triage index or damaged ({str(exc).splitlines()[0]})", path,
+        raise IndexUnusable(f"not a triage index or damaged ({str(exc).splitlines()[0]})", path,
                           help="rebuild it: triage kb index --rebuild") from exc
     if meta.get("schema") != SCHEMA_VERSION:
         con.close()
-        raise IndexError_(f"index schema {meta.get('schema')!r}, expected {SCHEMA_VERSION}", path,
+        raise IndexUnusable(f"index schema {meta.get('schema')!r}, expected {SCHEMA_VERSION}", path,
                           help="rebuild it: triage kb index --rebuild")
     return con
 
@@ -62,7 +62,7 @@ def read_meta(path: Path) -> dict[str, str] | None:
         return None
     try:
         con = connect(path)
-    except IndexError_:
+    except IndexUnusable:
         return None
     try:
         return dict(con.execute("SELECT key, value FROM meta").fetchall())
@@ -182,16 +182,97 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
 RelatedByPattern = dict[str, list[tuple[str, str, float]]]  # pattern id → (postmortem id, title, score)
 
 
-def _related(con: Any) -> RelatedByPattern:
-    """Precomputed related postmortems of every pattern: (id, title, score), linked ones first."""
+@dataclass(frozen=True, slots=True)
+class RelatedRow:
+    """A postmortem related to a pattern: named by it (explicit, score 1.0) or near by meaning."""
+
+    pattern_id: str
+    postmortem_id: str
+    title: str
+    score: float  # 1.0 when explicit, else the best cosine similarity, rounded to 4 places
+    explicit: bool
+
+
+def related_rows(con: Any) -> list[RelatedRow]:
+    """The precomputed related postmortems of every pattern, linked ones first: the one list
+    that reports (through the sidecar) and the site's pages both show."""
     rows = con.execute(
-        "SELECT r.pattern_id, r.postmortem_id, d.title, CASE WHEN r.explicit THEN 1.0 ELSE r.score END AS s "
+        "SELECT r.pattern_id, r.postmortem_id, d.title, r.score, r.explicit "
         "FROM related r JOIN documents d ON d.id = r.postmortem_id "
-        "ORDER BY r.pattern_id, r.explicit DESC, r.score DESC").fetchall()
+        "ORDER BY r.pattern_id, r.explicit DESC, r.score DESC, r.postmortem_id").fetchall()
+    return [RelatedRow(pid, pm, title, 1.0 if explicit else round(float(score), 4), bool(explicit))
+            for pid, pm, title, score, explicit in rows]
+
+
+def _related(con: Any) -> RelatedByPattern:
     out: RelatedByPattern = {}
-    for pid, pm, title, score in rows:
-        out.setdefault(pid, []).append((pm, title, round(float(score), 4)))
+    for r in related_rows(con):
+        out.setdefault(r.pattern_id, []).append((r.postmortem_id, r.title, r.score))
     return out
+
+
+_PAIRS = """
+WITH pm AS (
+    SELECT c.doc_id, c.seq, c.embedding FROM chunks c
+    JOIN documents d ON d.id = c.doc_id AND d.kind = 'postmortem'
+), best AS (
+    SELECT a.doc_id AS a, a.seq, b.doc_id AS b, max(array_cosine_similarity(a.embedding, b.embedding)) AS s
+    FROM pm a JOIN pm b ON a.doc_id <> b.doc_id
+    GROUP BY ALL
+), one_way AS (
+    SELECT a, b, avg(s) AS s FROM best GROUP BY ALL
+), both_ways AS (
+    SELECT x.a, x.b, (x.s + y.s) / 2 AS score FROM one_way x JOIN one_way y ON x.a = y.b AND x.b = y.a
+), ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY a ORDER BY score DESC, b) AS r FROM both_ways
+)
+SELECT a, b, score FROM ranked WHERE r <= ? AND score >= ? ORDER BY a, score DESC, b
+"""
+
+
+def postmortem_pairs(con: Any, top: int, min_score: float) -> list[tuple[str, str, float]]:
+    """Postmortem ↔ postmortem similarity: for each passage of one incident, its best cosine
+    match among the passages of the other; the mean of those, taken both ways. Whole incidents
+    that tell the same story score high; one shared stock sentence does not. The `top` best of
+    each incident at or above `min_score`, rounded to 4 places."""
+    return [(a, b, round(float(score), 4)) for a, b, score in con.execute(_PAIRS, [top, min_score]).fetchall()]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    id: str
+    kind: str  # pattern or postmortem
+    title: str
+    path: str
+    fix: list[str]
+    regexes: list[str]
+    cause: str
+    severity: str
+
+
+def documents(con: Any) -> dict[str, DocumentRow]:
+    rows = con.execute("SELECT id, kind, title, path, fix, regexes, cause, severity FROM documents").fetchall()
+    return {r[0]: DocumentRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6] or "", r[7] or "")
+            for r in rows}
+
+
+def links(con: Any) -> list[tuple[str, str]]:
+    """(pattern id, postmortem id) for every pattern a postmortem names."""
+    return [(p, m) for p, m in con.execute("SELECT pattern_id, postmortem_id FROM links").fetchall()]
+
+
+@dataclass(frozen=True, slots=True)
+class PassageScore:
+    doc_id: str
+    text: str
+    cosine: float  # similarity of the passage's embedding to the query's
+    words: list[str]  # the passage tokenised for BM25
+
+
+def passages(con: Any, vector: Sequence[float]) -> list[PassageScore]:
+    rows = con.execute(f"SELECT doc_id, text, array_cosine_similarity(embedding, ?::FLOAT[{DIM}]), words FROM chunks",
+                       [list(vector)]).fetchall()
+    return [PassageScore(d, t, float(c or 0.0), w.split()) for d, t, c, w in rows]
 
 
 def rewrite_related(path: Path, stamp: str) -> RelatedByPattern:

@@ -13,7 +13,7 @@ import regex
 from pydantic import Field, StringConstraints, model_validator
 
 from analyzer.choices import Confidence, Severity
-from analyzer.library.schema import Area, Expression, KebabId, Match, Pattern, Status, Strict
+from analyzer.library.schema import Area, Expression, KebabId, MatchSpec, Pattern, Status, Strict
 
 CATALOGUE_DIR = "catalogues"
 MAX_TITLE = 120
@@ -127,7 +127,7 @@ def expand(cat: Catalogue) -> list[Pattern]:
                 title=_title(cat, entry), id=cat.pattern_id(entry), status=Status.stable,
                 severity=entry.severity or cat.severity, confidence=entry.confidence or cat.confidence,
                 area=cat.area, tags=[*cat.tags, cat.catalogue], description=" ".join(entry.meaning.split()),
-                why=" ".join((entry.why or cat.why).split()), match=Match(any=[_expression(r) for r in exprs]),
+                why=" ".join((entry.why or cat.why).split()), match=MatchSpec(any=[_expression(r) for r in exprs]),
                 fix=list(entry.fix), avoid=list(entry.avoid), references=list(cat.references),
                 overlaps=list(cat.overlaps),
                 source=f"{cat.emitter} ({cat.source})"))

@@ -20,8 +20,8 @@ from analyzer.choices import InputForm
 from analyzer.errors import PatternError
 from analyzer.library.load import Library, PatternFile
 from analyzer.library.rules import RuleBook
-from analyzer.library.schema import Expression, Pattern, Role
-from analyzer.scan import STRUCTURAL, Engine, EngineFactory, Trigger, default_engine, hyperscan_source
+from analyzer.library.schema import Expression, Mark, Pattern, Role
+from analyzer.scan import STRUCTURAL, Engine, EngineFactory, Trigger, default_engine, fact_key, hyperscan_source
 
 MATCH_TIMEOUT_S = 0.5  # one slow pattern on one event must not hang a run
 
@@ -34,6 +34,11 @@ class CompiledPattern:
     @property
     def id(self) -> str:
         return self.pattern.id
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the regexes are compiled yet (they are on first use once a stamp proved them)."""
+        return self._regexes is not None
 
     @property
     def regexes(self) -> tuple[regex.Pattern[str], ...]:
@@ -89,6 +94,11 @@ class CompiledLibrary:
     def is_signal(self, pattern_id: str) -> bool:
         return self.patterns[pattern_id].pattern.role is Role.signal
 
+    def mark(self, pattern_id: str) -> Mark | None:
+        """What a lifecycle signal marks on the timeline (`marks:` in its file); None otherwise."""
+        cp = self.patterns.get(pattern_id)
+        return cp.pattern.marks if cp is not None else None
+
     def engine(self, form: InputForm) -> Engine:
         if form not in self._engines:
             self._engines[form] = self.engine_factory(self.triggers, form)
@@ -97,13 +107,11 @@ class CompiledLibrary:
 
 def compile_library(library: Library, engine_factory: EngineFactory | None = None,
                     rulebook: RuleBook | None = None) -> CompiledLibrary:
-    from analyzer.facts import FACT_KEY, compile_facts
-
     rulebook = rulebook or RuleBook.empty()
     patterns: dict[str, CompiledPattern] = {}
     triggers: list[Trigger] = list(STRUCTURAL)
     for name, fact in rulebook.facts.items():
-        triggers.extend(Trigger(FACT_KEY + name, hyperscan_source(r)) for r in fact.regexes)
+        triggers.extend(Trigger(fact_key(name), hyperscan_source(r)) for r in fact.regexes)
     errors: list[PatternError] = []
     stamp = _stamp(library)
     proven = stamp.exists()
@@ -123,4 +131,5 @@ def compile_library(library: Library, engine_factory: EngineFactory | None = Non
     if not proven and write_atomic(stamp, b""):
         prune(stamp.parent, keep=32)
     return CompiledLibrary(patterns, tuple(triggers), engine_factory or default_engine(), rulebook,
-                           compile_facts(rulebook.facts))
+                           {name: [regex.compile(r, regex.MULTILINE) for r in d.regexes]
+                            for name, d in rulebook.facts.items()})

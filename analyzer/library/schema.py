@@ -13,13 +13,13 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from analyzer.choices import Confidence, Severity
+from analyzer.scan import NAMED_GROUP
 
 KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=80)]
 Area = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=40)]
 
 
 PLACEHOLDER = re.compile(r"\{(?P<name>[A-Za-z_]\w*)(?:\|(?P<default>[^{}]*))?\}")
-_GROUP = re.compile(r"\(\?P?<([A-Za-z_]\w*)>")
 
 
 class Strict(BaseModel):
@@ -35,6 +35,16 @@ class Status(StrEnum):
 class Role(StrEnum):
     failure = "failure"  # reported as a finding
     signal = "signal"  # a lifecycle line (start, restart, exit, ready, upgrade): feeds chains and timelines
+
+
+class Mark(StrEnum):
+    """What a lifecycle signal marks on the timeline; `start` also splits a log into runs."""
+
+    start = "start"
+    restart = "restart"
+    exit = "exit"
+    ready = "ready"
+    upgrade = "upgrade"
 
 
 FACT_CONDITION = r"^[a-z_]+ (?:<|<=|>|>=|==|!=) [\w.+-]+$"
@@ -69,14 +79,14 @@ class FixStep(Strict):
     when: list[Condition] = Field(min_length=1)
 
 
-class Match(Strict):
+class MatchSpec(Strict):
     any: list[Expression] = Field(default_factory=list, description="fires when one expression matches")
     all: list[Expression] = Field(default_factory=list, description="fires when every expression matches")
     scope: Scope = Scope.line
     ignorecase: bool = False
 
     @model_validator(mode="after")
-    def one_list(self) -> Match:
+    def one_list(self) -> MatchSpec:
         if bool(self.any) == bool(self.all):
             raise ValueError("give exactly one of `any` or `all`, each a list of {regex: ...}")
         return self
@@ -93,6 +103,9 @@ class Pattern(Strict):
     id: KebabId
     status: Status = Status.experimental
     role: Role = Role.failure
+    marks: Mark | None = Field(
+        default=None, description="a signal's place on the timeline (start, restart, exit, ready, upgrade); "
+                                  "`start` lines also count the runs of a service")
     severity: Severity
     confidence: Confidence = Confidence.medium
     area: Area
@@ -101,7 +114,7 @@ class Pattern(Strict):
         description="What the failure is: the cause stated for the user. May use {capture} names."
     )
     why: Annotated[str, StringConstraints(min_length=10)] = Field(description="Why it matters.")
-    match: Match
+    match: MatchSpec
     facts: dict[str, str] = Field(
         default_factory=dict, description="capture name → fact it records (e.g. nvcc_version)"
     )
@@ -138,10 +151,16 @@ class Pattern(Strict):
         return [*self.supports, *self.contradicts, *(c for s in self.fix if isinstance(s, FixStep) for c in s.when)]
 
     @model_validator(mode="after")
+    def only_signals_mark(self) -> Pattern:
+        if self.marks is not None and self.role is not Role.signal:
+            raise ValueError("`marks` is for lifecycle signals: add `role: signal` or remove it")
+        return self
+
+    @model_validator(mode="after")
     def placeholders_name_captures(self) -> Pattern:
         """`{name}` in the description or a fix step must be a named group; one that only
         some `any` expressions capture needs a default: `{name|the default}`."""
-        groups = [set(_GROUP.findall(e.regex)) for e in self.match.expressions]
+        groups = [set(NAMED_GROUP.findall(e.regex)) for e in self.match.expressions]
         always = set.intersection(*groups) if self.match.any else set.union(*groups)
         for text in [self.description, *self.fix_texts]:
             for m in PLACEHOLDER.finditer(text):

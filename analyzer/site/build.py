@@ -19,7 +19,7 @@ from analyzer.site.html import GENERATOR, site_dir
 from analyzer.site.layout import Page
 from analyzer.site.listings import index_page, listing_pages
 from analyzer.site.pages import pattern_page, postmortem_page
-from analyzer.site.related import Related, load_related
+from analyzer.site.related import RelatedLinks, load_related
 from analyzer.site.search_index import catalogue_texts, records, script
 
 MARKER = ".triage-site"
@@ -121,7 +121,7 @@ def publish(files: Sequence[Page], out: Path) -> None:
 
 def build_site(opts: BuildOptions) -> BuildResult:
     start = time.perf_counter()
-    related = load_related(opts.index) if opts.index is not None else Related()
+    related = load_related(opts.index) if opts.index is not None else RelatedLinks()
     content = gather(opts.pattern_roots, opts.kb_root, related, opts.corpus, opts.benign)
     pages = render_pages(content)
     terms = _expansions(content, opts)

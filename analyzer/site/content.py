@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.authoring.pattern_stats import PatternStats, pattern_stats
 from analyzer.choices import Severity
 from analyzer.kb.postmortems import Postmortem, load_kb
 from analyzer.library.compile import compile_library
-from analyzer.library.fixtures import fixture_of
+from analyzer.library.fixture_file import fixture_of
 from analyzer.library.load import Library, PatternFile, load_library
 from analyzer.library.schema import Pattern
-from analyzer.library.stats import PatternStats, pattern_stats
 from analyzer.site.html import slug
-from analyzer.site.related import Related
+from analyzer.site.related import RelatedLinks
 
 SEVERITIES = [Severity.critical, Severity.high, Severity.medium, Severity.low, Severity.info]
 
@@ -59,7 +59,7 @@ class Tag:
 class Content:
     patterns: tuple[PatternEntry, ...]
     postmortems: tuple[Postmortem, ...]  # newest first
-    related: Related
+    related: RelatedLinks
     kb_root: Path
     _by_pattern: dict[str, PatternEntry] = field(default_factory=dict, repr=False)
     _by_postmortem: dict[str, Postmortem] = field(default_factory=dict, repr=False)
@@ -148,7 +148,7 @@ def examples(pf: PatternFile) -> tuple[Example, ...]:
                  for a in fixture.annotations)
 
 
-def gather(pattern_roots: Sequence[Path], kb_root: Path, related: Related, corpus: Sequence[Path] = (),
+def gather(pattern_roots: Sequence[Path], kb_root: Path, related: RelatedLinks, corpus: Sequence[Path] = (),
            benign: Sequence[Path] = ()) -> Content:
     """Load and check everything once; pattern stats run the library over `corpus` and `benign`."""
     library: Library = load_library(pattern_roots)

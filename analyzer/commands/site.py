@@ -19,8 +19,8 @@ def default_out() -> Path:
 
 
 def build(out: Path | None, index: Path | None, model: str | None) -> BuildResult:
+    from analyzer.data import benign_logs, corpus_logs
     from analyzer.kb.index import ensure, plan
-    from analyzer.library.commands import benign_logs, corpus_logs
 
     p = plan(index, model)
     if ensure(p) is not None:

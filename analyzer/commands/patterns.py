@@ -7,15 +7,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from analyzer.authoring.fixture_runs import Outcome, run_fixture
 from analyzer.choices import Format
-from analyzer.data import builtin_patterns
+from analyzer.data import benign_logs, builtin_patterns, corpus_logs
 from analyzer.errors import PatternError
 from analyzer.library.catalogue import Catalogue
 from analyzer.library.compile import compile_library
-from analyzer.library.fixtures import Outcome, fixture_of, run_fixture
+from analyzer.library.fixture_file import fixture_of
 from analyzer.library.load import Library, load_library
 from analyzer.library.schema import Pattern
-from analyzer.render import print_lines
+from analyzer.render import print_lines, print_raw
 
 
 def _library(extra: Sequence[Path]) -> Library:
@@ -25,8 +26,8 @@ def _library(extra: Sequence[Path]) -> Library:
 def list_patterns(extra: Sequence[Path], area: str | None, fmt: Format) -> None:
     rows = [pf.pattern for pf in _library(extra).files if area is None or pf.pattern.area == area]
     if fmt is Format.json:
-        print(json.dumps([{"id": p.id, "title": p.title, "area": p.area, "severity": p.severity.value,
-                           "status": p.status.value} for p in rows], indent=2))
+        print_raw(json.dumps([{"id": p.id, "title": p.title, "area": p.area, "severity": p.severity.value,
+                               "status": p.status.value} for p in rows], indent=2) + "\n")
         return
     print_lines([f"{p.area:<12} {p.severity.value:<9} {p.id:<48} {p.title}" for p in rows])
 
@@ -95,28 +96,13 @@ def schema_json(catalogue: bool = False) -> str:
 def write_schema(out: Path | None, catalogue: bool = False) -> None:
     text = schema_json(catalogue)
     if out is None:
-        print(text, end="")
+        print_raw(text)
     else:
         out.write_text(text)
 
 
-def benign_logs() -> list[Path]:
-    """Benign logs of a checkout (tests/data/benign) and the library's own benign fixtures."""
-    from analyzer.data import test_data_dir
-
-    folders = [test_data_dir() / "benign", builtin_patterns() / "_benign"]
-    return sorted(p for f in folders if f.is_dir() for p in f.rglob("*.log"))
-
-
-def corpus_logs() -> list[Path]:
-    from analyzer.data import test_data_dir
-
-    folder = test_data_dir() / "corpus"
-    return sorted(folder.glob("*.log")) if folder.is_dir() else []
-
-
 def lint_patterns(extra: Sequence[Path]) -> bool:
-    from analyzer.library.lint import lint_library
+    from analyzer.authoring.pattern_lint import lint_library
 
     problems = lint_library([builtin_patterns(), *extra], benign_logs())
     print_lines([str(p) for p in problems] + [f"{len(problems)} problems"])
@@ -131,7 +117,7 @@ def show_pattern(extra: Sequence[Path], pattern_id: str, fmt: Format) -> None:
         raise PatternError(f"unknown pattern id: {pattern_id}") from None
     p = pf.pattern
     if fmt is Format.json:
-        print(p.model_dump_json(indent=2))
+        print_raw(p.model_dump_json(indent=2) + "\n")
         return
     lines = [f"{p.title}", f"id {p.id} · {p.area} · {p.severity.value} · confidence {p.confidence.value} "
              f"· {p.status.value}", f"file {pf.path}", "", p.description.strip(), "", "Why: " + p.why.strip(), "",
@@ -148,14 +134,14 @@ def show_pattern(extra: Sequence[Path], pattern_id: str, fmt: Format) -> None:
 
 
 def stats_patterns(extra: Sequence[Path], fmt: Format) -> None:
-    from analyzer.library.stats import pattern_stats
+    from analyzer.authoring.pattern_stats import pattern_stats
 
     library = _library(extra)
     rows = pattern_stats(library, compile_library(library), corpus_logs(), benign_logs())
     if fmt is Format.json:
         from dataclasses import asdict
 
-        print(json.dumps([asdict(r) for r in rows], indent=2))
+        print_raw(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
         return
     out = [f"{'pattern':<48} {'fixture':>8} {'corpus':>7} {'top':>4} {'benign':>7}"]
     out += [f"{r.id:<48} {r.fixture_matched:>4}/{r.fixture_lines:<3} {r.corpus_logs:>7} {r.corpus_top:>4} "
@@ -166,7 +152,7 @@ def stats_patterns(extra: Sequence[Path], fmt: Format) -> None:
 
 
 def new_pattern(pattern_id: str, area: str, source: str, root: Path | None) -> list[str]:
-    from analyzer.library.draft import draft_pattern, write_draft
+    from analyzer.authoring.pattern_draft import draft_pattern, write_draft
 
     draft = draft_pattern(pattern_id, area, source, root or builtin_patterns())
     write_draft(draft)

@@ -16,9 +16,10 @@ from typing import Protocol
 
 import regex
 
+from analyzer.choices import InputForm
 from analyzer.errors import PatternError, PatternErrors
 from analyzer.library.compile import CompiledLibrary, compile_library, compile_pattern, trigger_of
-from analyzer.library.fixtures import Expect, Fixture, fixture_of, parse_fixture
+from analyzer.library.fixture_file import Expect, Fixture, fixture_of, parse_fixture
 from analyzer.library.load import Library, PatternFile, load_library, load_pattern, pattern_paths
 from analyzer.library.yamlfile import load_yaml, read_text
 from analyzer.scan import HyperscanEngine, Trigger, hyperscan_available
@@ -74,7 +75,7 @@ class Compiles:
                 continue
             for i, expr in enumerate(pf.pattern.match.expressions):
                 try:
-                    HyperscanEngine([Trigger(pf.pattern.id, trigger_of(expr))], "console")  # type: ignore[arg-type]
+                    HyperscanEngine([Trigger(pf.pattern.id, trigger_of(expr))], InputForm.console)
                 except PatternError:
                     yield Problem(self.name, pf.path, _line_of_regex(pf, i),
                                   f"hyperscan cannot compile the trigger of expression {i + 1}",
@@ -199,12 +200,10 @@ class BenignSilence:
         if ctx.compiled is None:
             return
         from analyzer.readers.source import open_source
-        from analyzer.triage import Run
+        from analyzer.run import read_one
 
         for log in ctx.benign:
-            run = Run(ctx.compiled)
-            run.read(open_source(str(log)))
-            for m in run.matches:
+            for m in read_one(ctx.compiled, open_source(str(log))).matches:
                 if log.name in ctx.known_false_positives.get(m.pattern_id, set()):
                     continue
                 pf = ctx.library.get(m.pattern_id)

@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from analyzer.authoring.fixture_runs import run_fixture
 from analyzer.library.compile import CompiledLibrary
-from analyzer.library.fixtures import Expect, fixture_of, run_fixture
+from analyzer.library.fixture_file import Expect, fixture_of
 from analyzer.library.load import Library
 from analyzer.readers.source import open_source
-from analyzer.triage import Run
+from analyzer.run import Run, read_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,12 +28,7 @@ class PatternStats:
 
 
 def _runs(compiled: CompiledLibrary, logs: Sequence[Path]) -> list[Run]:
-    runs = []
-    for log in logs:
-        run = Run(compiled)
-        run.read(open_source(str(log)))
-        runs.append(run)
-    return runs
+    return [read_one(compiled, open_source(str(log))) for log in logs]
 
 
 def pattern_stats(library: Library, compiled: CompiledLibrary, corpus: Sequence[Path],

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from analyzer.choices import FindingKind
 from analyzer.errors import TriageError
 from analyzer.models import Report
 from analyzer.redact import redact
@@ -29,8 +30,8 @@ def draft_from_report(report: Report, today: dt.date | None = None) -> tuple[str
     top = report.findings[0]
     day = today or dt.date.today()
     pid = f"{day.isoformat()}-{_slug(top.id)}"
-    patterns = [p for f in report.findings if f.kind in ("pattern", "chain")
-                for p in (f.members if f.kind == "chain" else [f.id])]
+    patterns = [p for f in report.findings if f.kind in (FindingKind.pattern, FindingKind.chain)
+                for p in (f.members if f.kind is FindingKind.chain else [f.id])]
     front = {
         "id": pid, "title": f"TODO name the incident: {top.title}"[:140], "date": day.isoformat(),
         "components": ["TODO"], "severity": top.severity.value,

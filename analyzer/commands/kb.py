@@ -9,7 +9,7 @@ from pathlib import Path
 from analyzer.choices import Format
 from analyzer.data import data_dir
 from analyzer.errors import PatternError
-from analyzer.render import print_lines, print_warning, render_hits
+from analyzer.render import print_lines, print_raw, print_warning, render_hits
 
 
 def kb_root() -> Path:
@@ -17,7 +17,7 @@ def kb_root() -> Path:
 
 
 def lint(extra_patterns: Sequence[Path]) -> bool:
-    from analyzer.kb.lint import lint_kb
+    from analyzer.authoring.postmortem_lint import lint_kb
     from analyzer.triage import load
 
     problems = lint_kb(kb_root(), load(extra_patterns))
@@ -31,8 +31,9 @@ def list_postmortems(fmt: Format) -> None:
 
     pms = sorted(load_kb(kb_root()), key=lambda p: p.front.date, reverse=True)
     if fmt is Format.json:
-        print(json.dumps([{"id": p.id, "title": p.front.title, "date": p.front.date.isoformat(),
-                           "severity": p.front.severity.value, "patterns": p.front.patterns} for p in pms], indent=2))
+        rows = [{"id": p.id, "title": p.front.title, "date": p.front.date.isoformat(),
+                 "severity": p.front.severity.value, "patterns": p.front.patterns} for p in pms]
+        print_raw(json.dumps(rows, indent=2) + "\n")
         return
     print_lines([f"{p.front.date}  {p.front.severity.value:<9} {p.id}" for p in pms])
 
@@ -41,7 +42,7 @@ def show_postmortem(postmortem_id: str) -> None:
     path = kb_root() / f"{postmortem_id}.md"
     if not path.exists():
         raise PatternError(f"unknown postmortem id: {postmortem_id}", help="see `triage kb list`")
-    print(path.read_text(), end="")
+    print_raw(path.read_text())
 
 
 def index(path: Path | None, model: str | None, rebuild: bool) -> None:
@@ -69,13 +70,13 @@ def search(query: str, limit: int, kind: str | None, fmt: Format, path: Path | N
         print_warning(f"built the search index {p.path} first")
     hits = run(p, query, limit, kind)
     if fmt is Format.json:
-        print(json.dumps({"query": query, "hits": [h.__dict__ for h in hits]}, indent=2))
+        print_raw(json.dumps({"query": query, "hits": [h.__dict__ for h in hits]}, indent=2) + "\n")
         return
     render_hits(query, hits)
 
 
 def new_from_report(report: Path, out: Path | None) -> None:
-    from analyzer.kb.draft import write_draft
+    from analyzer.authoring.postmortem_draft import write_draft
 
     target = write_draft(report, out or kb_root())
     print_lines([f"wrote {target}", "next: replace every TODO, check the log excerpts, then `triage kb lint`"])

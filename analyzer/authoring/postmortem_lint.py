@@ -8,16 +8,14 @@ from analyzer.errors import PatternError
 from analyzer.kb.postmortems import Postmortem, load_postmortem
 from analyzer.library.compile import CompiledLibrary
 from analyzer.readers.source import open_bytes
-from analyzer.triage import Run
+from analyzer.run import read_one
 
 
 def fired(pm: Postmortem, library: CompiledLibrary) -> set[str]:
     """Pattern ids that fire on the postmortem's log excerpts."""
     ids: set[str] = set()
     for line, excerpt in pm.logs:
-        run = Run(library)
-        run.read(open_bytes(f"{pm.path}:{line}", excerpt.encode()))
-        ids |= {m.pattern_id for m in run.matches}
+        ids |= {m.pattern_id for m in read_one(library, open_bytes(f"{pm.path}:{line}", excerpt.encode())).matches}
     return ids
 
 

@@ -1,4 +1,4 @@
-"""Pattern fixtures: `patterns/<area>/<id>.log` beside `<id>.yaml`, real log lines annotated
+"""Pattern fixture files: `patterns/<area>/<id>.log` beside `<id>.yaml`, real log lines annotated
 like semgrep's `ruleid:` / `ok:` comments.
 
     # source: https://github.com/org/repo/issues/123 (what the lines are)
@@ -14,22 +14,20 @@ fire none of them.
 
 Every line starting with `#` is an annotation or a comment and is removed before the
 fixture is analysed, through the whole pipeline (form detection, events, all patterns).
+Parsing only: `authoring/fixture_runs.py` runs a fixture through the engine.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from analyzer.errors import PatternError
-from analyzer.library.compile import CompiledLibrary
 from analyzer.library.load import PatternFile
 from analyzer.library.yamlfile import read_text
-from analyzer.models import Match
 
 _ANNOTATION = re.compile(r"# (?P<kind>match|ok|todo-match|todo-ok)\b(?: (?P<target>[a-z0-9]+(?:-[a-z0-9]+)*)(?=\s|$))?"
                          r"(?P<rest>.*)$")
@@ -116,51 +114,3 @@ def parse_fixture(path: Path) -> Fixture:
         raise PatternError("fixture has no `# match` line", path, 1,
                            help="annotate at least one real log line that the pattern must match")
     return Fixture(path, ("\n".join(kept) + "\n").encode(), tuple(annotations), tuple(line_map))
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    annotation: Annotation
-    passed: bool
-    detail: str = ""
-
-
-def run_fixture(pf: PatternFile, fixture: Fixture, library: CompiledLibrary) -> list[Outcome]:
-    mine = [m for m in _matches(fixture, library) if m.pattern_id == pf.pattern.id]
-    return [_check(a, mine) for a in fixture.annotations if a.target in (None, pf.pattern.id)]
-
-
-_LAST: list[tuple[tuple[Path, bytes, int], list[Match]]] = []  # a catalogue's fixture serves all its patterns
-
-
-def _matches(fixture: Fixture, library: CompiledLibrary) -> list[Match]:
-    from analyzer.readers.source import open_bytes
-    from analyzer.triage import Run
-
-    key = (fixture.path, fixture.log, id(library))
-    if _LAST and _LAST[0][0] == key:
-        return _LAST[0][1]
-    run = Run(library)
-    run.read(open_bytes(str(fixture.path), fixture.log))
-    _LAST[:] = [(key, run.matches)]
-    return run.matches
-
-
-def _covering(matches: Sequence[Match], line: int) -> list[Match]:
-    return [m for m in matches if any(r.line <= line <= r.end_line for r in m.records)]
-
-
-def _check(a: Annotation, mine: Sequence[Match]) -> Outcome:
-    hits = _covering(mine, a.log_line)
-    if a.expect is Expect.match:
-        if not hits:
-            return Outcome(a, False, "expected a match, got none")
-        for key, want in a.captures.items():
-            got = [m.captures.get(key) for m in hits]
-            if want not in got:
-                return Outcome(a, False, f"capture {key}: expected {want!r}, got {got[0]!r}")
-        return Outcome(a, True)
-    if a.expect is Expect.ok:
-        return Outcome(a, not hits, "matched a line marked ok" if hits else "")
-    fixed = bool(hits) if a.expect is Expect.todo_match else not hits
-    return Outcome(a, True, "todo now passes: promote it" if fixed else "")

@@ -13,21 +13,14 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from analyzer.choices import Confidence, Severity
+from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.events import EXCEPTION
 from analyzer.library.rules import Emitter
-from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Related
-
-if TYPE_CHECKING:
-    from analyzer.kb.search import Hit
+from analyzer.models import Event, EventKind, Evidence, Finding, Frame
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
-NEAREST = 3  # past incidents offered for one
-MIN_SIMILARITY = 0.5  # cosine similarity of the best passage; below it an incident is not offered
-UNRECOGNISED = "unrecognised"
 
 _MASKS = (
     (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
@@ -151,7 +144,7 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter]) -> list[
         digest = hashlib.sha256(u.template.encode()).hexdigest()[:10]
         shown = u.text if len(u.text) <= 150 else u.text[:149].rsplit(" ", 1)[0] + "…"
         out.append(Finding(
-            id=f"{UNRECOGNISED}-{digest}", kind=UNRECOGNISED, title=f"Not recognised: {shown}",
+            id=f"unrecognised-{digest}", kind=FindingKind.unrecognised, title=f"Not recognised: {shown}",
             severity=Severity.low, confidence=Confidence.low,
             cause=f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised} "
                   "It is reported so that it is not lost: the cause is not known to triage.",
@@ -162,23 +155,8 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter]) -> list[
     return out
 
 
-def nearest(f: Finding, hits: Sequence[Hit]) -> Finding:
-    """The past incidents and patterns nearest to an unrecognised error, offered as such: with
-    their similarity, above a cut-off, and never with their fix steps."""
-    near = [h for h in hits if h.similarity >= MIN_SIMILARITY][:NEAREST]
-    if not near:
-        return f
-    said = "; ".join(f"{h.title} ({h.kind} {h.id}, similarity {h.similarity:.2f})" for h in near)
-    return f.model_copy(update={
-        "cause": f"{f.cause} Nearest known failures by meaning, not confirmed for this log: {said}.",
-        "related": [Related(id=h.id, title=h.title, score=round(h.similarity, 4)) for h in near],
-        "reasons": [*f.reasons, f"nearest by meaning: {near[0].id} (similarity {near[0].similarity:.2f}, "
-                                f"cut-off {MIN_SIMILARITY})"]})
-
-
 def place(findings: Sequence[Finding], unknown: Sequence[Finding]) -> list[Finding]:
     """Unrecognised errors go after every finding that names a cause (medium or high
-    confidence) and before the consequences; ranks are renumbered."""
+    confidence) and before the consequences."""
     at = next((i for i, f in enumerate(findings) if f.confidence is Confidence.low), len(findings))
-    ordered = [*findings[:at], *unknown, *findings[at:]]
-    return [f.model_copy(update={"rank": i + 1}) for i, f in enumerate(ordered)]
+    return [*findings[:at], *unknown, *findings[at:]]
