@@ -83,7 +83,7 @@ def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: Comp
         # cobra's format ("Error: unknown flag: %s"), as docker, podman and ollama print it
         "Error: unknown flag: --gpuss": "Not recognised: Error: unknown flag: --gpuss",
         "E0105 19:55:43.488469 1 nvc_ldcache.c:384] could not start /sbin/ldconfig: process execution failed: "
-        "no such file or directory": "Not recognised: nvc_ldcache.c:384: could not start /sbin/ldconfig",
+        "no such file or directory": "nvidia-container-cli-ldconfig-failed",  # glog's format, now a pattern's
         "ERROR  : Failed to create user namespace: Permission denied": "user-namespace-creation-denied",
         # apptainer's logger format ("FATAL:   %s")
         "FATAL:   could not open image /data/model.sif: failed to retrieve path for /data/model.sif":
