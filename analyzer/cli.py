@@ -194,7 +194,9 @@ def patterns_new(
     pattern_id: Annotated[str, typer.Argument(help="Kebab-case id naming the failure.")],
     source: Annotated[str, typer.Option("--from", help="FILE:LINE of a real log line.")],
     area: Annotated[str, typer.Option("--area", help="Area folder.")] = "runtime",
-    root: Annotated[Path | None, typer.Option("--root", help="Pattern folder to write into.")] = None,
+    root: Annotated[Path | None, typer.Option(
+        "--patterns", help="Pattern folder to write into (a team's private patterns), as test and lint take it."
+    )] = None,
 ) -> int:
     """Draft a pattern and its fixture from a real log line (secrets redacted).
 
@@ -291,9 +293,10 @@ def kb_index(
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Words, a paraphrase, or an error line pasted as is.")],
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50)] = 5,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50, help="Most hits shown.")] = 10,
     kind: Annotated[str | None, typer.Option("--kind", help="postmortem or pattern")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal,
+    full: Annotated[bool, typer.Option("--full", help="A card per hit: the passage and the fix steps.")] = False,
     index: IndexOpt = None,
     model: ModelOpt = None,
 ) -> int:
@@ -305,7 +308,7 @@ def search(
 
     if kind not in (None, "postmortem", "pattern"):
         raise TriageError(f"--kind must be postmortem or pattern, not {kind!r}")
-    commands.search(query, limit, kind, fmt, index, model)
+    commands.search(query, limit, kind, fmt, index, model, full)
     return ExitCode.OK
 
 
@@ -366,7 +369,7 @@ def main(argv: list[str] | None = None) -> None:
         print(exc.format_message())
         sys.exit(ExitCode.USAGE)
     except ClickException as exc:
-        _fail(exc.format_message(), ExitCode.USAGE)
+        _fail(_usage_message(exc.format_message()), ExitCode.USAGE)
     except KeyboardInterrupt:
         _interrupted()
     except BrokenPipeError:
@@ -412,6 +415,12 @@ def _on_sigint(_signum: int, _frame: object) -> None:
     global _signalled
     _signalled = True
     raise KeyboardInterrupt
+
+
+def _usage_message(message: str) -> str:
+    """A bad option value in the tool's words: "'bogus' is not one of 'info', 'low', ..."
+    without the validator's "Value error, " that typer's enum check puts before it."""
+    return message.replace("Value error, ", "")
 
 
 def _fail(message: str, code: int) -> None:

@@ -20,7 +20,7 @@ from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
 from analyzer.library.rules import Chain, Rule, RuleBook, Step, Table, holds, resolve, spell
 from analyzer.library.schema import Mark
-from analyzer.models import Evidence, Fact, Finding, Hypothesis, Match, Symptom, TimelineEntry
+from analyzer.models import Evidence, Fact, Finding, Hypothesis, Match, Symptom, TimelineEntry, whole_line
 
 # Ranking: a finding's score is SEVERITY_WEIGHT per severity level plus CONFIDENCE_WEIGHT per
 # confidence level, plus or minus what the log's facts and chains say; ties go to the earlier line.
@@ -64,12 +64,12 @@ class Diagnosis:
 
 def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: CompiledLibrary) -> Diagnosis:
     book = library.rulebook
-    facts = newest(fact_sightings)
+    facts = newest(fact_sightings, book.facts)
     derive(facts, book.tables)
     values = {name: f.value for name, f in facts.items()}
     failures = [m for m in matches if not library.is_signal(m.pattern_id)]
     occ = occurrences(matches)
-    found = build_findings(failures, library.patterns)
+    found = build_findings(failures, library.patterns, book.phase_of)
     reasons: dict[str, list[str]] = {pid: [] for pid in found}
     bonus: dict[str, float] = dict.fromkeys(found, 0.0)
     for pid, finding in list(found.items()):
@@ -126,7 +126,9 @@ def _gate_fix(f: Finding, library: CompiledLibrary, values: Mapping[str, str], b
             steps.append(fill(step, f.captures))
             continue
         verdicts = [holds(c, scope, book.tables) for c in step.when]
-        if False in verdicts:
+        # a derived fact (the failure phase) that the log does not show means "not this case"
+        if False in verdicts or any(v is None and book.facts[c.split(" ")[0]].derived
+                                    for c, v in zip(step.when, verdicts, strict=True)):
             continue
         text = fill(step.step, f.captures)
         open_ = [c for c, v in zip(step.when, verdicts, strict=True) if v is None]
@@ -216,7 +218,7 @@ def _chain(chain: Chain, occ: Sequence[Occurrence], found: dict[str, Finding], l
         other = found[pid]
         fix += [f"Also, for {pid}: {other.fix[0]}"] if other.fix else []
         avoid += [a for a in other.avoid if a not in avoid]
-    evidence = [Evidence(path=o.path, line=o.line, text=o.text[:300]) for o in links]
+    evidence = [Evidence(path=o.path, line=o.line, text=whole_line(o.text)) for o in links]
     reasons[root.pattern_id].append(f"root of causal chain {chain.id} (+{CHAIN_BONUS})")
     bonus[root.pattern_id] += CHAIN_BONUS
     chain_reasons = [f"causal chain {chain.id}: " + " → ".join(o.pattern_id for o in links),
@@ -237,7 +239,7 @@ def _candidates(chain: Chain, root: Occurrence, occ: Sequence[Occurrence],
     step, a line of one of its patterns or one of its facts with two different values."""
     out = []
     for c in chain.candidates:
-        evidence = [Evidence(path=o.path, line=o.line, text=o.text[:300]) for o in occ
+        evidence = [Evidence(path=o.path, line=o.line, text=whole_line(o.text)) for o in occ
                     if o.pattern_id in c.patterns and o.path == root.path and o.line < root.line][:2]
         for name in c.facts_changed:
             first: dict[str, Evidence] = {}
@@ -327,7 +329,7 @@ def _timeline(occ: Sequence[Occurrence], findings: Sequence[Finding],
             continue
         seen.add(o.pattern_id)
         entries.append(TimelineEntry(time=_fmt(o.seconds), path=o.path, line=o.line, host=o.host,
-                                     unit=o.unit, kind=kind.value if kind else o.pattern_id, text=o.text[:200]))
+                                     unit=o.unit, kind=kind.value if kind else o.pattern_id, text=whole_line(o.text)))
     return entries
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 import regex
 
 from analyzer.library.rules import FactDef, Table, version
-from analyzer.models import Event, Evidence, Fact
+from analyzer.models import Event, Evidence, Fact, whole_line
 from analyzer.scan import fact_of
 
 
@@ -42,7 +42,7 @@ def _facts_in(event: Event, name: str, d: FactDef, rxs: list[regex.Pattern[str]]
                 continue
             record = event.records[event.line_owner[i]] if event.line_owner else event.records[0]
             yield Fact(name=name, label=d.label, value=normalise(m["value"], d.unit),
-                       evidence=Evidence(path=record.path, line=record.line, text=text[:300]))
+                       evidence=Evidence(path=record.path, line=record.line, text=whole_line(text)))
             break
 
 
@@ -59,10 +59,13 @@ def derive(facts: dict[str, Fact], tables: Mapping[str, Table]) -> None:
             return
 
 
-def newest(facts: Iterable[Fact]) -> dict[str, Fact]:
-    """One value per fact: the last sighting (what the failing run saw)."""
+def newest(facts: Iterable[Fact], defs: Mapping[str, FactDef] | None = None) -> dict[str, Fact]:
+    """One value per fact: the last sighting (what the failing run saw), or the first for a
+    fact declared `keep: first` (an engine's version banner, not a later line naming another
+    release)."""
     out: dict[str, Fact] = {}
     for fact in facts:
-        if version(fact.value) is not None or fact.name not in out:
+        first = defs is not None and fact.name in defs and defs[fact.name].keep == "first"
+        if fact.name not in out or (not first and version(fact.value) is not None):
             out[fact.name] = fact
     return out

@@ -5,14 +5,18 @@ captured values. Ranking and explanation happen in analyzer.diagnose."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from analyzer.library.compile import CompiledPattern
 from analyzer.library.schema import PLACEHOLDER
-from analyzer.models import Evidence, Finding, Match
+from analyzer.models import Evidence, Finding, Match, whole_line
 
 MAX_EVIDENCE = 6
+
+if TYPE_CHECKING:
+    from analyzer.library.rules import Phase
 
 
 @dataclass
@@ -48,7 +52,7 @@ def _evidence(matches: list[Match]) -> list[Evidence]:
             if (r.path, r.line) in seen or len(evidence) >= MAX_EVIDENCE:
                 continue
             seen.add((r.path, r.line))
-            evidence.append(Evidence(path=r.path, line=r.line, text=r.message.split("\n")[0][:500]
+            evidence.append(Evidence(path=r.path, line=r.line, text=whole_line(r.message.split("\n")[0])
                                      if len(m.records) > 1 else _matched_line(m, r.message)))
     return evidence
 
@@ -57,28 +61,39 @@ def _matched_line(m: Match, message: str) -> str:
     """For a one-record match, the message line that fired (a multi-line entry has several)."""
     lines = message.split("\n")
     if len(lines) == 1:
-        return message[:500]
+        return whole_line(message)
     for line in lines:
         if any(v and v in line for v in m.captures.values()):
-            return line[:500]
-    return lines[-1][:500]
+            return whole_line(line)
+    return whole_line(lines[-1])
 
 
-def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPattern]) -> dict[str, Finding]:
-    """One finding per pattern, in order of first occurrence (unranked)."""
+PhaseOf = Callable[[Sequence[tuple[str, str]]], "Phase | None"]
+
+
+def build_findings(matches: Iterable[Match], patterns: Mapping[str, CompiledPattern],
+                   phase_of: PhaseOf | None = None) -> dict[str, Finding]:
+    """One finding per pattern, in order of first occurrence (unranked). With `phase_of`, a
+    finding raised in a traceback says the engine phase its frames show (graph capture, ...)."""
     groups: dict[str, _Group] = {}
     for m in matches:
         groups.setdefault(m.pattern_id, _Group(patterns[m.pattern_id])).matches.append(m)
-    return {pid: _finding(g) for pid, g in groups.items()}
+    return {pid: _finding(g, phase_of) for pid, g in groups.items()}
 
 
-def _finding(group: _Group) -> Finding:
+def _finding(group: _Group, phase_of: PhaseOf | None) -> Finding:
     p = group.pattern.pattern
     # the values of one occurrence, never mixed: the earliest of those that captured the most
     ordered = sorted(group.matches, key=lambda m: (m.records[0].path, m.records[0].line))
     captures = dict(max(ordered, key=lambda m: len(m.captures)).captures)
+    title = p.title
+    frames = next(([(fr.file, fr.function) for fr in m.event.frames] for m in ordered if m.event.frames), [])
+    phase = phase_of(frames) if phase_of is not None and frames else None
+    if phase is not None:
+        captures["failure_phase"] = phase.id
+        title = f"{title} — during {phase.label}"
     return Finding(
-        id=p.id, title=p.title, severity=p.severity, confidence=p.confidence,
+        id=p.id, title=title, severity=p.severity, confidence=p.confidence, phase=phase.label if phase else None,
         cause=fill(p.description.strip(), captures), why=p.why.strip(),
         fix=[fill(s, captures) for s in p.fix_texts], avoid=list(p.avoid), references=list(p.references),
         evidence=_evidence(group.matches), count=len(group.matches),

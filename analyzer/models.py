@@ -104,6 +104,18 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+LINE_MAX = 65536  # a log line kept whole up to this; only a pathological line (a JSON blob) is cut, and says so
+
+
+def whole_line(text: str) -> str:
+    """A log line as evidence: whole, so that the end of an allocator message (private pools,
+    fragmentation) is never lost; a line past LINE_MAX characters keeps its start and end."""
+    if len(text) <= LINE_MAX:
+        return text
+    half = LINE_MAX // 2
+    return f"{text[:half]} … [{len(text) - 2 * half} characters cut] … {text[-half:]}"
+
+
 class Evidence(Model):
     path: str
     line: int
@@ -154,6 +166,7 @@ class Related(Model):
     id: str
     title: str
     score: float  # 1.0 for a postmortem that names the pattern; cosine similarity otherwise
+    kind: str = "postmortem"  # or "pattern": the nearest known failures of an unrecognised error
 
 
 class Hypothesis(Model):
@@ -169,6 +182,7 @@ class Finding(Model):
     id: str
     kind: FindingKind = FindingKind.pattern
     title: str
+    phase: str | None = None  # the engine phase a traceback's frames show: "CUDA graph capture", ...
     severity: Severity
     confidence: Confidence
     cause: str

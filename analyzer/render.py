@@ -22,7 +22,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from analyzer.choices import FindingKind, Format
-from analyzer.models import Finding, Hypothesis, Report
+from analyzer.models import Finding, Hypothesis, Related, Report
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -121,16 +121,15 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     ev.add_column(style="location", no_wrap=True)
     ev.add_column(style="evidence")
     for e in f.evidence:  # one input: its name is in the header, the line number is enough
-        ev.add_row(f"line {e.line}" if single_input else f"{e.path}:{e.line}", e.text)
+        ev.add_row(f"line {e.line}" if single_input else f"{e.path}:{e.line}", fold(e.text))
     parts += [Text("\nEvidence, in order" if f.kind is FindingKind.chain else "\nEvidence", style="title"), ev]
     if f.count > 1:
-        spread = "".join([f" across {f.processes} processes" if f.processes > 1 else "",
-                          f" in {f.runs} runs (restarts)" if f.runs > 1 else ""])
-        parts.append(Text(f"seen {f.count} times{spread}, lines {f.first_line}-{f.last_line}", style="muted"))
+        parts.append(Text(f"{seen(f)}, lines {f.first_line}-{f.last_line}", style="muted"))
     if f.symptoms:
         parts += [Text("\nExplains (folded under this finding)", style="title"),
-                  _items(["·"] * len(f.symptoms), [f"{s.title} [{s.id}]" + (f", {s.count}x" if s.count > 1 else "")
-                                                   for s in f.symptoms], "muted")]
+                  _items(["·"] * len(f.symptoms),
+                         [f"{s.title} [{s.id}]" + (f" ({times(s.count)})" if s.count > 1 else "") for s in f.symptoms],
+                         "muted")]
     if f.hypotheses:
         parts += [Text("\nWhy the earlier step could lead to the failure (candidates, checked against this log)",
                        style="title"),
@@ -139,6 +138,11 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
     if f.avoid:
         parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
+    if f.related:
+        parts += [Text("\nPast incidents like this one" if f.kind is not FindingKind.unrecognised
+                       else "\nNearest known failures by meaning (not confirmed for this log)", style="title"),
+                  _items(["·"] * len(f.related[:RELATED_SHOWN]), [related_line(r) for r in f.related[:RELATED_SHOWN]],
+                         "muted")]
     if f.references:
         parts.append(Text("\nReferences: " + "  ".join(f.references), style="muted"))
     if explain and f.reasons:
@@ -151,11 +155,44 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
 
 
+RELATED_SHOWN = 3  # past incidents under a finding, best first (JSON keeps them all)
+
+
+def times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def seen(f: Finding) -> str:
+    """How often and where: "seen 6 times in 4 runs, across 6 processes" (runs are the unit's
+    starts; a run or process count of one is not said)."""
+    where = [f"in {f.runs} runs" if f.runs > 1 else "", f"across {f.processes} processes" if f.processes > 1 else ""]
+    return ", ".join([f"seen {times(f.count)}", *(w for w in where if w)]).replace(", in ", " in ", 1)
+
+
+def related_line(r: Related) -> str:
+    """One line a reader can act on: title, date, similarity, and the command that opens it."""
+    how = f"triage kb show {r.id}" if r.kind == "postmortem" else f"triage patterns show {r.id}"
+    date = r.id[:10] if r.kind == "postmortem" and r.id[:4].isdigit() else ""
+    score = "linked by the postmortem" if r.score >= 1.0 else f"similarity {r.score:.2f}"
+    return f"{r.title} ({', '.join(x for x in (date, score) if x)}) — {how}"
+
+
+FOLD_AT = 700  # a longer evidence line is folded on a terminal (JSON and Markdown keep it whole)
+
+
+def fold(text: str) -> str:
+    """A long line for the terminal: its start and its end, which in an allocator or a
+    compiler message often holds the clue (private pools, fragmentation, the failing flag)."""
+    if len(text) <= FOLD_AT:
+        return text
+    return f"{text[:FOLD_AT // 2 - 40]} … {text[-(FOLD_AT // 2 + 40):]}"
+
+
 def _hypothesis(h: Hypothesis, single_input: bool) -> str:
     if not h.supported:
         return f"{h.claim} Nothing in this log shows it."
     where = ", ".join(f"line {e.line}" if single_input else f"{e.path}:{e.line}" for e in h.evidence)
-    return f"{h.claim} Supported by {where}: {h.evidence[0].text[:160]}"
+    return f"{h.claim} Supported by {where}: {fold(h.evidence[0].text)}"
 
 
 def _items(marks: list[str], items: list[str], style: str) -> Table:
@@ -182,7 +219,8 @@ def to_markdown(report: Report) -> str:
     for f in report.findings:
         lines += [f"## {f.rank}. {f.title}", "",
                   f"**Severity:** {f.severity.value} · **Confidence:** {f.confidence.value} · "
-                  f"**Pattern:** `{f.id}` · **Seen:** {f.count} times", "", f.cause, "", "**Evidence**", "", "```"]
+                  f"**{f.kind.value.capitalize()}:** `{f.id}` · **Seen:** {seen(f).removeprefix('seen ')}", "",
+                  f.cause, "", "**Evidence**", "", "```"]
         lines += [f"{e.path}:{e.line}: {e.text}" for e in f.evidence]
         lines += ["```", "", "**Fix**", ""]
         lines += [f"{n}. {step}" for n, step in enumerate(f.fix, 1)]
@@ -192,10 +230,15 @@ def to_markdown(report: Report) -> str:
             lines += ["", "**Why the earlier step could lead to the failure** "
                           "(candidates, checked against this log)", ""]
             lines += [f"- {'supported' if h.supported else 'not shown'}: {_md_escape(h.claim)}"
-                      + "".join(f" (`{e.path}:{e.line}` {_md_escape(e.text[:160])})" for e in h.evidence)
+                      + "".join(f" (`{e.path}:{e.line}` {_md_escape(e.text)})" for e in h.evidence)
                       for h in f.hypotheses]
         if f.symptoms:
-            lines += ["", "**Explains:** " + ", ".join(f"{s.title} (`{s.id}`)" for s in f.symptoms)]
+            lines += ["", "**Explains:** " + ", ".join(f"{s.title} (`{s.id}`" + (f", {times(s.count)})" if s.count > 1
+                                                                                  else ")") for s in f.symptoms)]
+        if f.related:
+            lines += ["", "**Past incidents like this one**" if f.kind is not FindingKind.unrecognised
+                      else "**Nearest known failures by meaning** (not confirmed for this log)", ""]
+            lines += [f"- {_md_escape(related_line(r))}" for r in f.related[:RELATED_SHOWN]]
         if f.references:
             lines += ["", "**References:** " + ", ".join(f.references)]
         lines.append("")
@@ -205,7 +248,7 @@ def to_markdown(report: Report) -> str:
         lines.append("")
     if report.timeline:
         lines += ["## Timeline", "", "| time | line | what | text |", "|---|---|---|---|"]
-        lines += [f"| {e.time or ''} | {e.line} | {e.kind} | {_md_escape(e.text[:100])} |" for e in report.timeline]
+        lines += [f"| {e.time or ''} | {e.line} | {e.kind} | {_md_escape(e.text)} |" for e in report.timeline]
         lines.append("")
     for w in report.warnings:
         lines.append(f"> warning: {w}")
@@ -263,15 +306,25 @@ def print_raw(text: str) -> None:
 
 def print_lines(lines: Sequence[str], out: TextIO | None = None) -> None:
     con = console(out)
-    for line in lines:
-        con.print(escape(line))
+    for line in lines:  # never wrapped: a command in them must still work when copied
+        con.print(escape(line), soft_wrap=True)
 
 
-def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None) -> None:
-    """Search results: title, kind, score, the passage that matched, the first fix steps."""
+def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full: bool = False) -> None:
+    """Search results, one hit in two lines: number, kind, date (a postmortem) or area (a
+    pattern), score and title; then the command that opens it. With `full`, a card each:
+    the passage that matched and the first fix steps."""
     con = console(out)
     if not hits:
         con.print(Text(f"No incident or pattern matches {query!r}.", style="title"))
+    if not full:
+        for i, h in enumerate(hits, 1):
+            when = h.id[:10] if h.kind == "postmortem" else h.severity
+            how = f"triage kb show {h.id}" if h.kind == "postmortem" else f"triage patterns show {h.id}"
+            con.print(Text.assemble((f"{i:>2}. ", "title"), (f"{h.kind:<10} {when:<12} {h.score:.2f}  ", "muted"),
+                                    (h.title, "title")))
+            con.print(Text(f"    {how}", style="location"))
+        return
     for i, h in enumerate(hits, 1):
         body: list[Text | Table] = [Text(h.passage[:400]), Text(f"{h.path}", style="location")]
         if h.fix:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.events import EXCEPTION
 from analyzer.library.rules import Emitter
-from analyzer.models import Event, EventKind, Evidence, Finding, Frame
+from analyzer.models import Event, EventKind, Evidence, Finding, Frame, whole_line
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -94,7 +94,7 @@ class Collector:
             elif len(self.items) < MAX_TEMPLATES:
                 last = event.records[-1]
                 self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
-                                                                             text=line[:500]),
+                                                                             text=whole_line(line)),
                                                    event.frames[-1] if event.frames else None)
 
     def merge(self, other: Collector) -> None:

@@ -94,15 +94,35 @@ def test_patterns_new_drafts_a_pattern_and_fixture(tmp_path: Path) -> None:
     log = tmp_path / "svc.log"
     log.write_text("May 03 10:00:00 h python3[12]: RuntimeError: CUDA error 0x1f at /opt/x/kernel.cu:120 "
                    "token hf_abcdefghijklmnopqrstuvwxyzABCDEF12\n")
-    res = triage("patterns", "new", "team-cuda-error-x", "--from", f"{log}:1", "--area", "team",
-                 "--root", str(tmp_path / "lib"))
+    lib = tmp_path / "lib"
+    res = triage("patterns", "new", "team-cuda-error-x", "--from", f"{log}:1", "--area", "team", "--patterns", str(lib))
     assert res.returncode == 0, res.stderr
-    fixture = (tmp_path / "lib" / "team" / "team-cuda-error-x.log").read_text()
+    fixture_path, pattern_path = lib / "team" / "team-cuda-error-x.log", lib / "team" / "team-cuda-error-x.yaml"
+    fixture = fixture_path.read_text()
     assert "hf_abc" not in fixture and "[REDACTED]" in fixture
-    res = triage("patterns", "test", "--patterns", str(tmp_path / "lib"), "team-cuda-error-x")
-    assert res.returncode == 0, res.stdout
-    drafted = (tmp_path / "lib" / "team" / "team-cuda-error-x.yaml").read_text()
+    drafted = pattern_path.read_text()
     assert r"0x[0-9a-fA-F]+" in drafted and r"\S+" in drafted
+    # the next step it prints, run as printed, refuses the unfinished draft: TODOs, the `# ok` placeholder
+    step = next(line for line in res.stdout.decode().splitlines() if "triage patterns test" in line)
+    test_cmd, lint_cmd = step.split(". ", 1)[1].split(" && ")
+    assert test_cmd == f"triage patterns test --patterns {lib} team-cuda-error-x"
+    unfinished = triage(*test_cmd.split()[1:])
+    assert unfinished.returncode == 1 and b"TODO placeholder" in unfinished.stdout
+    assert b"placeholder line is left in the fixture" in unfinished.stdout
+    linted = triage(*lint_cmd.split()[1:])
+    assert linted.returncode == 1 and b"[unfinished]" in linted.stdout
+    # finished: real text, a real near miss; the same commands pass
+    pattern_path.write_text(drafted.replace("TODO one line naming the failure, not the detector",
+                                            "Our kernel reported CUDA error 0x1f")
+                            .replace("TODO what failed and why, in the words an engineer searches for.",
+                                     "The team's kernel failed with a CUDA error code.")
+                            .replace("TODO what the failure does to the service.", "The request fails.")
+                            .replace("TODO a concrete step, with its command", "Read the kernel's log.")
+                            .replace("TODO the upstream file that prints this, or the issue thread", "team kernel.cu"))
+    fixture_path.write_text(fixture.replace("REPLACE WITH A REAL NEAR MISS: the same words in a harmless context",
+                                            "RuntimeError: CUDA graphs disabled by the operator"))
+    finished = triage(*test_cmd.split()[1:])
+    assert finished.returncode == 0, finished.stdout
 
 
 def test_patterns_stats_json() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from analyzer.choices import InputForm
 from analyzer.errors import PatternError
-from analyzer.library.load import SCHEMA_LINE
+from analyzer.library.load import SCHEMA_LINE, PatternFile
 from analyzer.readers import parse_lines
 from analyzer.readers.detect import detect
 from analyzer.redact import redact
@@ -68,8 +68,25 @@ def draft_pattern(pattern_id: str, area: str, source: str, root: Path) -> Draft:
     folder = root / area
     yaml_text = _YAML.format(schema=SCHEMA_LINE, id=pattern_id, area=area, regex=regex, src=path.name, line=line)
     log_text = (f"# source: {path.name}:{line} (replace with the public issue thread or upstream file)\n"
-                f"# match\n{message}\n# ok\nREPLACE WITH A REAL NEAR MISS: the same words in a harmless context\n")
+                f"# match\n{message}\n# ok\n{NEAR_MISS_PLACEHOLDER}: the same words in a harmless context\n")
     return Draft(folder / f"{pattern_id}.yaml", folder / f"{pattern_id}.log", yaml_text, log_text)
+
+
+NEAR_MISS_PLACEHOLDER = "REPLACE WITH A REAL NEAR MISS"
+_TODO = re.compile(r"\bTODO\b")
+
+
+def unfinished(pf: PatternFile) -> list[tuple[Path, int, str]]:
+    """What a draft still holds of its placeholders: each `TODO` in the pattern file and the
+    `# ok` placeholder line of its fixture, with file and line (lint and test refuse them)."""
+    found: list[tuple[Path, int, str]] = []
+    if not pf.catalogue:
+        found += [(pf.path, n, "a TODO placeholder is left in the pattern")
+                  for n, text in enumerate(pf.path.read_text().split("\n"), 1) if _TODO.search(text)]
+    if pf.fixture.exists() and not pf.catalogue:
+        found += [(pf.fixture, n, "the `# ok` placeholder line is left in the fixture: put a real near miss there")
+                  for n, text in enumerate(pf.fixture.read_text().split("\n"), 1) if NEAR_MISS_PLACEHOLDER in text]
+    return found
 
 
 def write_draft(draft: Draft) -> None:

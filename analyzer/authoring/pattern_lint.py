@@ -213,7 +213,19 @@ class BenignSilence:
                               f"in patterns/{KNOWN_FALSE_POSITIVES} with a reason")
 
 
-CHECKS: tuple[Check, ...] = (Compiles(), Backtracking(), Fixtures(), Overlap(), BenignSilence())
+class Finished:
+    name = "unfinished"
+    description = "no draft placeholder is left: a TODO in the pattern, the `# ok` placeholder in its fixture"
+
+    def run(self, ctx: Context) -> Iterator[Problem]:
+        from analyzer.authoring.pattern_draft import unfinished
+
+        for pf in ctx.library.files:
+            for path, line, message in unfinished(pf):
+                yield Problem(self.name, path, line, message, "finish the draft before it can land")
+
+
+CHECKS: tuple[Check, ...] = (Compiles(), Backtracking(), Fixtures(), Overlap(), BenignSilence(), Finished())
 
 
 def _line_of_regex(pf: PatternFile, index: int) -> int | None:

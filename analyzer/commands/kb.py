@@ -61,7 +61,8 @@ def index(path: Path | None, model: str | None, rebuild: bool) -> None:
                      f"({stats.embedded} embedded, the rest reused) in {took:.1f}s into {p.path}"])
 
 
-def search(query: str, limit: int, kind: str | None, fmt: Format, path: Path | None, model: str | None) -> None:
+def search(query: str, limit: int, kind: str | None, fmt: Format, path: Path | None, model: str | None,
+           full: bool = False) -> None:
     from analyzer.kb.index import ensure, plan
     from analyzer.kb.search import search as run
 
@@ -72,7 +73,7 @@ def search(query: str, limit: int, kind: str | None, fmt: Format, path: Path | N
     if fmt is Format.json:
         print_raw(json.dumps({"query": query, "hits": [h.__dict__ for h in hits]}, indent=2) + "\n")
         return
-    render_hits(query, hits)
+    render_hits(query, hits, full=full)
 
 
 def new_from_report(report: Path, out: Path | None) -> None:

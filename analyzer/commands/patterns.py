@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analyzer.authoring.fixture_runs import Outcome, run_fixture
+from analyzer.authoring.pattern_draft import unfinished
 from analyzer.choices import Format
 from analyzer.data import benign_logs, builtin_patterns, corpus_logs
 from analyzer.errors import PatternError
@@ -68,12 +69,14 @@ def test_patterns(extra: Sequence[Path], ids: Sequence[str]) -> bool:
             lines.append(f"✗ {pid}: {result}")
             continue
         bad = [o for o in result if not o.passed]
-        failed += bool(bad)
-        mark = "✗" if bad else "✓"
+        draft = unfinished(library.get(pid))
+        failed += bool(bad or draft)
+        mark = "✗" if bad or draft else "✓"
         lines.append(f"{mark} {pid} ({len(result)} annotated lines)")
         path = library.get(pid).fixture
         lines += [f"    {path}:{o.annotation.fixture_line}: {o.annotation.expect.value}: {o.detail}"
                   for o in result if o.detail]
+        lines += [f"    {where}:{n}: {message}" for where, n, message in draft]
     if not ids:
         for orphan in orphan_fixtures(library, [builtin_patterns(), *extra]):
             failed += 1
@@ -156,10 +159,11 @@ def new_pattern(pattern_id: str, area: str, source: str, root: Path | None) -> l
 
     draft = draft_pattern(pattern_id, area, source, root or builtin_patterns())
     write_draft(draft)
+    folder = f" --patterns {root}" if root is not None else ""  # the same folder for test and lint
     steps = [f"wrote {draft.yaml_path}", f"wrote {draft.log_path}", "next:",
              "  1. replace every TODO in the pattern; name the upstream source and references",
              "  2. replace the `# ok` placeholder with a real near miss; add more real `# match` lines",
-             f"  3. triage patterns test {pattern_id} && triage patterns lint",
+             f"  3. triage patterns test{folder} {pattern_id} && triage patterns lint{folder}",
              "  4. add a CHANGELOG line and open a pull request"]
     print_lines(steps)
     return steps

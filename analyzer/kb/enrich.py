@@ -87,6 +87,6 @@ def nearest(f: Finding, hits: Sequence[Hit]) -> Finding:
     said = "; ".join(f"{h.title} ({h.kind} {h.id}, similarity {h.similarity:.2f})" for h in near)
     return f.model_copy(update={
         "cause": f"{f.cause} Nearest known failures by meaning, not confirmed for this log: {said}.",
-        "related": [Related(id=h.id, title=h.title, score=round(h.similarity, 4)) for h in near],
+        "related": [Related(id=h.id, title=h.title, score=round(h.similarity, 4), kind=h.kind) for h in near],
         "reasons": [*f.reasons, f"nearest by meaning: {near[0].id} (similarity {near[0].similarity:.2f}, "
                                 f"cut-off {MIN_SIMILARITY})"]})

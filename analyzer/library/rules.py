@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from analyzer.choices import Confidence, Severity
 from analyzer.library.yamlfile import M, load_yaml, read_text, validate
@@ -27,8 +27,31 @@ class Strict(BaseModel):
 
 class FactDef(Strict):
     label: str
-    regexes: list[str] = Field(min_length=1)
+    regexes: list[str] = Field(default_factory=list)
     unit: Literal["cuda_tag", "sm"] | None = None
+    keep: Literal["first", "last"] = "last"  # which sighting wins: the failing run's, or the first banner's
+    # set by the engine, not read from a line (the failure phase): unknown means "not shown",
+    # so a fix step that needs it is left out rather than offered with a doubt
+    derived: bool = False
+
+    @model_validator(mode="after")
+    def read_or_derived(self) -> FactDef:
+        if bool(self.regexes) == self.derived:
+            raise ValueError("a fact is either read from lines (regexes) or derived by the engine (derived: true)")
+        return self
+
+
+class Phase(Strict):
+    """A phase of a serving engine's life, recognised by the frames of a traceback."""
+
+    id: str = Field(pattern=r"^[a-z]+(?:-[a-z]+)*$")
+    label: str
+    frames: list[str] = Field(min_length=1)  # regexes over "FILE FUNCTION" of each frame
+
+
+class PhasesFile(Strict):
+    source: str = Field(min_length=5)
+    phases: list[Phase]
 
 
 class Table(Strict):
@@ -107,10 +130,19 @@ class RuleBook:
     rules: list[Rule]
     chains: list[Chain]
     emitters: dict[str, Emitter] = field(default_factory=dict)
+    phases: list[Phase] = field(default_factory=list)  # most specific first
 
     @staticmethod
     def empty() -> RuleBook:
         return RuleBook({}, {}, [], [])
+
+    def phase_of(self, frames: Sequence[tuple[str, str]]) -> Phase | None:
+        """The first phase (most specific) one of whose regexes matches a frame (file, function)."""
+        shown = [f"{file} {function}" for file, function in frames]
+        for phase in self.phases:
+            if any(re.search(rx, text) for rx in phase.frames for text in shown):
+                return phase
+        return None
 
 
 def _load(path: Path, model: type[M]) -> M:
@@ -127,7 +159,8 @@ def load_rulebook(patterns_root: Path) -> RuleBook:
     rules = _load(folder / "rules.yaml", RulesFile)
     chains = _load(folder / "chains.yaml", ChainsFile)
     emitters = _load(folder / "emitters.yaml", EmittersFile)
-    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters)
+    phases = _load(folder / "phases.yaml", PhasesFile).phases if (folder / "phases.yaml").exists() else []
+    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters, phases)
 
 
 _RELEASE = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:[.-]?(?P<tag>a|b|rc|dev|post)\.?(?P<n>\d*))?")
@@ -222,6 +255,8 @@ def holds(condition: str, facts: Mapping[str, str], tables: Mapping[str, Table])
     if left is None or right is None:
         return None
     a, b = version(left), version(right)
+    if a is None and b is None and m["op"] in ("==", "!="):  # names, not versions: a phase, a dtype
+        return (left == right) == (m["op"] == "==")
     if a is None or b is None:
         return None
     width = max(len(a), len(b))

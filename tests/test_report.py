@@ -1,0 +1,158 @@
+"""The reader's side of a report: the phase a failure happened in, the engine's own settings
+as facts, past incidents shown, evidence kept whole, counts said right, no template left."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+from analyzer.choices import Confidence, FindingKind, Format, Severity
+from analyzer.findings import fill
+from analyzer.library.compile import CompiledLibrary
+from analyzer.models import Evidence, Finding, Related, Report
+from analyzer.render import fold, render, seen, to_markdown
+from tests.conftest import ROOT, analyze_bytes
+from tests.test_cli import triage
+
+# Real lines from public threads: the vLLM memory profile of vllm-project/vllm#15598, the
+# cudagraph notice of vllm-project/vllm#15228 and the graph-capture traceback (its tail, as
+# pasted) of vllm-project/vllm#22624.
+GRAPH_CAPTURE_OOM = b"""INFO 03-27 10:29:01 [worker.py:267] the current vLLM instance can use total_gpu_memory (44.53GiB) x gpu_memory_utilization (0.98) = 43.64GiB
+(VllmWorkerProcess pid=1392) INFO 03-20 16:01:38 model_runner.py:1434] Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model is not static. To run the model in eager mode, set 'enforce_eager=True' or use '--enforce-eager' in the CLI. If out-of-memory error occurs during cudagraph capture, consider decreasing `gpu_memory_utilization` or switching to eager mode. You can also reduce the `max_num_seqs` as needed to decrease memory usage.
+  File "/root/miniforge3/envs/vllm_infer/lib/python3.9/site-packages/vllm/worker/model_runner.py", line 1982, in capture
+    gc.collect()
+  File "/root/miniforge3/envs/vllm_infer/lib/python3.9/site-packages/torch/cuda/graphs.py", line 186, in __exit__
+    self.cuda_graph.capture_end()
+  File "/root/miniforge3/envs/vllm_infer/lib/python3.9/site-packages/torch/cuda/graphs.py", line 84, in capture_end
+    super().capture_end()
+RuntimeError: CUDA error: out of memory
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+"""  # noqa: E501
+
+# Built from the format strings of vLLM 0.6.3 (engine/llm_engine.py's config banner) and 0.11.0
+# (entrypoints/utils.py's "non-default args"), as a later restart would log them.
+BANNERS = (b"INFO 12-20 20:25:00 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: "
+           b"model='Qwen/Qwen2.5-7B', speculative_config=None, tokenizer='Qwen/Qwen2.5-7B', dtype=torch.bfloat16, "
+           b"max_seq_len=40000, download_dir=None, load_format=LoadFormat.AUTO, tensor_parallel_size=2, "
+           b"pipeline_parallel_size=1, disable_custom_all_reduce=False, quantization=fp8, enforce_eager=False, "
+           b"kv_cache_dtype=auto, quantization_param_path=None, device_config=cuda,\n"
+           b"INFO 06-05 06:10:00 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-8B', 'max_num_seqs': 512, "
+           b"'gpu_memory_utilization': 0.95}\n"
+           b"INFO 06-05 06:10:01 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='x', "
+           b"max_seq_len=8192, tensor_parallel_size=1, quantization=None, enforce_eager=True, kv_cache_dtype=auto,\n")
+
+
+def test_the_phase_from_the_frames_titles_the_finding_and_picks_its_fix(library: CompiledLibrary) -> None:
+    report = analyze_bytes(GRAPH_CAPTURE_OOM, library)
+    top = report.findings[0]
+    assert top.id == "cuda-out-of-memory" and top.phase == "CUDA graph capture"
+    assert top.title.endswith("— during CUDA graph capture") and top.captures["failure_phase"] == "cuda-graph-capture"
+    assert top.fix[0].startswith("It failed while capturing CUDA graphs") and "--max-num-seqs" in top.fix[0]
+    assert report.facts["gpu_memory_utilization"].value == "0.98"
+    assert "enforce_eager" not in report.facts  # vLLM's hint "set 'enforce_eager=True'" is not a setting
+    # the same error while serving a request: no graph-capture step
+    serving = GRAPH_CAPTURE_OOM.replace(b"model_runner.py\", line 1982, in capture",
+                                        b"model_runner.py\", line 1700, in execute_model")
+    serving = re.sub(rb'  File "[^"]*torch/cuda/graphs\.py".*\n.*\n', b"", serving)
+    other = analyze_bytes(serving, library).findings[0]
+    assert other.phase == "serving a request" and not other.fix[0].startswith("It failed while capturing")
+    # no frames at all: no phase, and the step that needs one is left out, not offered with a doubt
+    bare = analyze_bytes(b"RuntimeError: CUDA error: out of memory\n", library).findings[0]
+    assert bare.phase is None and not any("capturing CUDA graphs" in s for s in bare.fix)
+
+
+def test_engine_settings_are_facts_and_the_version_is_the_first_banners(library: CompiledLibrary) -> None:
+    facts = {k: f.value for k, f in analyze_bytes(BANNERS, library).facts.items()}
+    assert facts["vllm_version"] == "0.6.4.post1"  # the first banner, not the later 0.11.0 one
+    assert facts["max_num_seqs"] == "512" and facts["gpu_memory_utilization"] == "0.95"
+    assert facts["tensor_parallel_size"] == "1" and facts["max_model_len"] == "8192"  # the latest run's
+    assert facts["quantization"] == "fp8"  # "quantization=None" of the later banner is no value
+    assert facts["kv_cache_dtype"] == "auto"
+    sglang = (b"[2025-03-01 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen2.5-7B', tokenizer_path='x', "
+              b"context_length=32768, mem_fraction_static=0.88, max_running_requests=256, tp_size=4, "
+              b"disable_cuda_graph=False, kv_cache_dtype='fp8_e5m2', quantization='awq', random_seed=1)\n")
+    got = {k: f.value for k, f in analyze_bytes(sglang, library).facts.items()}
+    assert got == {"max_model_len": "32768", "gpu_memory_utilization": "0.88", "max_num_seqs": "256",
+                   "tensor_parallel_size": "4", "enforce_eager": "False", "kv_cache_dtype": "fp8_e5m2",
+                   "quantization": "awq"}
+
+
+def _finding(**kw: object) -> Finding:
+    base: dict[str, object] = {"id": "cuda-out-of-memory", "title": "GPU out of memory", "severity": Severity.high,
+                               "confidence": Confidence.high, "cause": "The GPU had no memory left.",
+                               "fix": ["Lower --max-num-seqs."], "rank": 1}
+    return Finding.model_validate(base | kw)
+
+
+ALLOCATOR = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. " + "x" * 900
+             + " Of the allocated memory 19.02 GiB is allocated by PyTorch, and 1.32 GiB is reserved by PyTorch "
+               "but unallocated.")
+
+
+def test_past_incidents_are_shown_under_the_finding_with_how_to_open_them() -> None:
+    related = [Related(id="2026-05-03-flashinfer-sm120-rejected", title="FlashInfer rejected SM 12.0", score=1.0),
+               Related(id="2025-11-02-oom-graph-capture", title="OOM while capturing graphs", score=0.8123),
+               Related(id="vllm-gpu-free-memory-below-requested-utilization", title="Free memory below budget",
+                       score=0.61, kind="pattern"),
+               Related(id="2024-01-01-fourth", title="A fourth incident", score=0.55)]
+    report = Report(inputs=[], findings=[_finding(related=related)])
+    out = io.StringIO()
+    render(report, Format.terminal, out)
+    text = re.sub(r"[\s│]+", " ", out.getvalue())  # the panel's wrapping undone
+    assert "Past incidents like this one" in text
+    assert "triage kb show 2026-05-03-flashinfer-sm120-rejected" in text and "linked by the postmortem" in text
+    assert "2025-11-02, similarity 0.81" in text and "triage patterns show" in text
+    assert "A fourth incident" not in text  # three shown; JSON keeps all
+    md = to_markdown(report)
+    assert "**Past incidents like this one**" in md and "- OOM while capturing graphs (2025-11-02, similarity" in md
+    assert len(json.loads(report.model_dump_json())["findings"][0]["related"]) == 4
+
+
+def test_evidence_is_whole_in_json_and_markdown_and_folded_keeping_its_end_on_a_terminal() -> None:
+    report = Report(inputs=[], findings=[_finding(evidence=[Evidence(path="x.log", line=3, text=ALLOCATOR)])])
+    assert json.loads(report.model_dump_json())["findings"][0]["evidence"][0]["text"] == ALLOCATOR
+    assert ALLOCATOR in to_markdown(report)
+    folded = fold(ALLOCATOR)
+    assert len(folded) < len(ALLOCATOR) and folded.endswith("reserved by PyTorch but unallocated.")
+    assert folded.startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+
+
+def test_long_evidence_lines_from_a_log_stay_whole(library: CompiledLibrary) -> None:
+    report = analyze_bytes((ALLOCATOR + "\n").encode(), library)
+    assert report.findings[0].evidence[0].text == ALLOCATOR
+
+
+def test_counts_are_said_as_people_say_them() -> None:
+    assert seen(_finding(count=1)) == "seen once"
+    assert seen(_finding(count=6, runs=4)) == "seen 6 times in 4 runs"
+    assert seen(_finding(count=6, runs=4, processes=6)) == "seen 6 times in 4 runs, across 6 processes"
+    assert seen(_finding(count=2, processes=2)) == "seen 2 times, across 2 processes"
+    md = to_markdown(Report(inputs=[], findings=[_finding(count=1)]))
+    assert "**Seen:** once" in md and "1 times" not in md and "x\n" not in md
+
+
+def test_a_bad_fail_on_value_names_the_choices_in_the_tools_words() -> None:
+    res = triage("--fail-on", "bogus", str(ROOT / "examples" / "founding-incident.log"))
+    err = res.stderr.decode()
+    assert res.returncode == 2 and err.count("\n") == 1
+    assert "'bogus' is not one of 'info', 'low', 'medium', 'high', 'critical'" in err and "Value error" not in err
+
+
+def test_no_template_reaches_a_reader_from_any_pattern(library: CompiledLibrary) -> None:
+    """Every pattern's text as shown without a match (search, site, suggestions) and with the
+    captures of its own fixture's first match: no `{name}` or `{name|default}` left."""
+    brace = re.compile(r"\{[A-Za-z_]\w*(?:\|[^{}]*)?\}")
+    for cp in library.patterns.values():
+        p = cp.pattern
+        for text in [p.description, *p.fix_texts]:
+            shown = fill(text, {}, drop=True)
+            assert not brace.search(shown), (p.id, shown)
+            groups = {g: "v" for e in p.match.expressions for g in re.findall(r"\(\?P<(\w+)>", e.regex)}
+            assert not brace.search(fill(text, groups)), (p.id, text)
+
+
+def test_unrecognised_findings_keep_their_kind_in_markdown() -> None:
+    md = to_markdown(Report(inputs=[], findings=[_finding(id="unrecognised-1", kind=FindingKind.unrecognised)]))
+    assert "**Unrecognised:** `unrecognised-1`" in md
