@@ -323,7 +323,7 @@ def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full
             how = f"triage kb show {h.id}" if h.kind == "postmortem" else f"triage patterns show {h.id}"
             con.print(Text.assemble((f"{i:>2}. ", "title"), (f"{h.kind:<10} {when:<12} {h.score:.2f}  ", "muted"),
                                     (h.title, "title")))
-            con.print(Text(f"    {how}", style="location"))
+            con.print(Text(f"    {how}", style="location"), soft_wrap=True)  # a command to copy: never wrapped
         return
     for i, h in enumerate(hits, 1):
         body: list[Text | Table] = [Text(h.passage[:400]), Text(f"{h.path}", style="location")]

@@ -120,6 +120,14 @@ def test_numpy_encoder_matches_sentence_transformers() -> None:
 
 
 QUERIES: list[tuple[str, set[str]]] = [
+    # questions asked after a maintenance: reboots, driver updates, node replacements
+    ("GPUs unusable after a reboot: fabric manager is not running", {"nvswitch-fabric-manager-not-running"}),
+    ("after a driver update nvidia-smi says driver library version mismatch",
+     {"nvidia-driver-kernel-module-mismatch",
+      "2021-04-27-unattended-upgrade-nvml-driver-library-mismatch-on-gpu-nodes"}),
+    ("persistence daemon failed to start after node replacement", {"nvidia-persistenced-failed"}),
+    ("NVSwitch fabric not ready after maintenance",
+     {"cuda-error-fabric-not-ready", "cuda-driver-error-fabric-not-ready", "nvswitch-fabric-manager-not-running"}),
     # exact error strings
     ("RuntimeError: FlashInfer requires GPUs with sm75 or higher", {"flashinfer-sm12x-needs-cuda-12-9", FOUNDING}),
     ("Failed to initialize NVML: Driver/library version mismatch",
@@ -196,6 +204,20 @@ def test_exact_error_string_ranks_its_pattern_and_postmortem_first(index: IndexP
     hits = search(index, "RuntimeError: FlashInfer requires GPUs with sm75 or higher", limit=3, encoder=encoder)
     assert [h.id for h in hits[:2]] == ["flashinfer-no-eligible-cuda-arch", FOUNDING]
     assert hits[0].fix and hits[0].passage
+
+
+def test_search_prints_a_compact_list_unless_asked_for_cards(index: IndexPlan) -> None:
+    from tests.test_cli import triage
+
+    query = "after a driver update nvidia-smi says driver library version mismatch"
+    compact = triage("search", query, "--index", str(index.path)).stdout.decode().splitlines()
+    numbered = [ln for ln in compact if ln[:3].strip().rstrip(".").isdigit()]
+    commands = [ln.strip() for ln in compact if ln.startswith("    triage ")]
+    assert len(numbered) == len(commands) == 10  # ten hits unless -n says otherwise
+    assert all(c.split()[1:3] in (["kb", "show"], ["patterns", "show"]) and len(c.split()) == 4 for c in commands)
+    assert "Fix" not in compact and not any("{" in ln for ln in compact)
+    cards = triage("search", query, "-n", "2", "--full", "--index", str(index.path)).stdout.decode()
+    assert cards.count("#1 ") == 1 and "#2 " in cards and "#3 " not in cards and "Fix" in cards
 
 
 def test_search_kind_filter(index: IndexPlan, encoder: NumpyMiniLM) -> None:

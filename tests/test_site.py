@@ -106,6 +106,9 @@ def test_every_pattern_and_postmortem_has_a_page(site: Path, built: BuildResult)
         assert f"<code>{p.id}</code>" in page
     assert built.patterns == len(library.patterns) and built.postmortems == len(postmortems)
     assert built.pages > len(library.patterns) + len(postmortems)
+    oom = (site / paths.pattern("cuda-out-of-memory")).read_text()  # its statistics say what they count
+    assert "of the 20 development-corpus logs, it fired on" in oom and "real failure logs it fired on" not in oom
+    assert "not that it is rare" in oom
 
 
 def test_every_generated_file_names_its_source(site: Path) -> None:

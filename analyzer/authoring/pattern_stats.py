@@ -24,6 +24,7 @@ class PatternStats:
     fixture_lines: int  # must-match lines
     corpus_logs: int  # corpus logs where it fired
     corpus_top: int  # corpus logs where it was the top finding
+    corpus_total: int  # logs in the development corpus (the figures above are out of these)
     benign_hits: int  # matches on benign logs (should be 0)
 
 
@@ -49,5 +50,5 @@ def pattern_stats(library: Library, compiled: CompiledLibrary, corpus: Sequence[
             musts = [o for o in outcomes if o.annotation.expect is Expect.match]
             total, matched = len(musts), sum(o.passed for o in musts)
         pid = pf.pattern.id
-        out.append(PatternStats(pid, pf.pattern.area, matched, total, fired[pid], top[pid], noisy[pid]))
+        out.append(PatternStats(pid, pf.pattern.area, matched, total, fired[pid], top[pid], len(corpus), noisy[pid]))
     return out

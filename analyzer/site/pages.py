@@ -115,14 +115,15 @@ def _stats(e: PatternEntry) -> str:
     fixture_ok = s.fixture_lines > 0 and s.fixture_matched == s.fixture_lines
     tiles = [
         ("fixture lines matched", f"{s.fixture_matched}/{s.fixture_lines}", "good" if fixture_ok else "bad"),
-        ("real failure logs it fired on", str(s.corpus_logs), ""),
+        (f"of the {s.corpus_total} development-corpus logs, it fired on", str(s.corpus_logs), ""),
         ("of those, the top finding", str(s.corpus_top), ""),
         ("hits on benign logs", str(s.benign_hits), "good" if s.benign_hits == 0 else "bad"),
     ]
     body = '<dl class="stats">' + "".join(f'<div class="stat {cls}"><dt>{esc(label)}</dt><dd>{esc(value)}</dd></div>'
                                           for label, value, cls in tiles) + "</dl>"
-    note = ('<p class="muted small">From <code>triage patterns stats</code>: the fixture, the real-failure corpus, '
-            "benign logs.</p>")
+    note = ('<p class="muted small">From <code>triage patterns stats</code>: its fixture (real lines), the '
+            "development corpus (a small set of real failure logs kept with the tests: a 0 there means this failure "
+            "is not among them, not that it is rare), and the benign logs.</p>")
     return f'<section class="box"><h2>Stats</h2>{body}{note}</section>'
 
 
