@@ -23,6 +23,7 @@ from rich.theme import Theme
 
 from analyzer.choices import FindingKind, Format
 from analyzer.models import Finding, Hypothesis, Related, Report
+from analyzer.prose import clip, without_title
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -326,7 +327,8 @@ def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full
             con.print(Text(f"    {how}", style="location"), soft_wrap=True)  # a command to copy: never wrapped
         return
     for i, h in enumerate(hits, 1):
-        body: list[Text | Table] = [Text(h.passage[:400]), Text(f"{h.path}", style="location")]
+        body: list[Text | Table] = [Text(clip(without_title(h.passage, h.title), 400)),
+                                    Text(f"{h.path}", style="location")]
         if h.fix:
             body += [Text("Fix", style="title"), _items([f"{n}." for n in range(1, min(3, len(h.fix)) + 1)],
                                                        h.fix[:3], "fix")]

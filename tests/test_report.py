@@ -156,3 +156,22 @@ def test_no_template_reaches_a_reader_from_any_pattern(library: CompiledLibrary)
 def test_unrecognised_findings_keep_their_kind_in_markdown() -> None:
     md = to_markdown(Report(inputs=[], findings=[_finding(id="unrecognised-1", kind=FindingKind.unrecognised)]))
     assert "**Unrecognised:** `unrecognised-1`" in md
+
+
+def test_text_is_cut_at_a_sentence_or_a_word_and_a_card_does_not_repeat_its_title() -> None:
+    from analyzer.prose import clip, without_title
+
+    text = "The GPU ran out of memory. The engine reserved 0.98 of it for the KV cache and the rest was too small."
+    assert clip(text, 45) == "The GPU ran out of memory."  # a sentence that keeps half
+    assert clip(text, 70) == "The GPU ran out of memory. The engine reserved 0.98 of it for the KV…"
+    assert clip("one two three four five six", 12) == "one two…"
+    assert clip(text, 500) == text
+    assert without_title("GPU out of memory. A CUDA allocation failed.", "GPU out of memory") == \
+        "A CUDA allocation failed."
+
+
+def test_an_engine_neutral_title_for_a_vllm_start_up_failure(library: CompiledLibrary) -> None:
+    """A vLLM log is never told about an SGLang scheduler: the symptom pattern names no engine."""
+    line = b"RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    top = analyze_bytes(line, library).findings[0]
+    assert top.id == "engine-startup-failed-see-root-cause" and "SGLang" not in top.title

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from analyzer.kb.postmortems import Postmortem
 from analyzer.library.schema import FixStep, Pattern
+from analyzer.prose import clip
 from analyzer.site import paths
 from analyzer.site.content import Content, Example, PatternEntry
 from analyzer.site.html import chip, esc, external, fill, slug
@@ -199,7 +200,7 @@ def pattern_page(e: PatternEntry, content: Content) -> Page:
                 postmortems=_postmortems(e, content), conditions=_conditions(p, content), references=refs,
                 source=_text(p.source), file=esc(e.source))
     source = e.source + (f" and {e.fixture_source}" if e.examples else "")
-    return page(paths.pattern(p.id), p.title, body, source, description=" ".join(p.description.split())[:300],
+    return page(paths.pattern(p.id), p.title, body, source, description=clip(p.description, 300),
                 trail=[("Patterns", paths.PATTERNS), (p.area, paths.area(p.area)), (p.id, None)],
                 body_class=f"page-pattern sev-{p.severity.value}")
 
@@ -231,6 +232,6 @@ def postmortem_page(pm: Postmortem, content: Content) -> Page:
                 symptoms=_list([_text(s, link) for s in f.symptoms], "plain-list"),
                 sources=_list([external(s) if s.startswith("http") else _text(s) for s in f.sources], "refs"))
     source = content.postmortem_source(pm)
-    return page(paths.postmortem(pm.id), f.title, body, source, description=" ".join(f.root_cause.split())[:300],
+    return page(paths.postmortem(pm.id), f.title, body, source, description=clip(f.root_cause, 300),
                 trail=[("Postmortems", paths.POSTMORTEMS), (f.date.isoformat(), None)],
                 body_class=f"page-postmortem sev-{f.severity.value}")
