@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from pathlib import Path
 
 from analyzer.choices import Confidence, FindingKind, Format, Severity
 from analyzer.findings import fill
@@ -14,6 +15,8 @@ from analyzer.models import Evidence, Finding, Related, Report
 from analyzer.render import fold, render, seen, to_markdown
 from tests.conftest import ROOT, analyze_bytes
 from tests.test_cli import triage
+
+SNAPSHOTS = ROOT / "tests" / "data" / "snapshots"
 
 # Real lines from public threads: the vLLM memory profile of vllm-project/vllm#15598, the
 # cudagraph notice of vllm-project/vllm#15228 and the graph-capture traceback (its tail, as
@@ -175,3 +178,68 @@ def test_an_engine_neutral_title_for_a_vllm_start_up_failure(library: CompiledLi
     line = b"RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
     top = analyze_bytes(line, library).findings[0]
     assert top.id == "engine-startup-failed-see-root-cause" and "SGLang" not in top.title
+
+
+def _snapshot(name: str, text: str) -> None:
+    """Compare with tests/data/snapshots/NAME; TRIAGE_UPDATE_SNAPSHOTS=1 rewrites it (review the diff)."""
+    import os
+
+    path = SNAPSHOTS / name
+    if os.environ.get("TRIAGE_UPDATE_SNAPSHOTS"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed: rerun with TRIAGE_UPDATE_SNAPSHOTS=1 and review the diff"
+
+
+def test_markdown_and_json_snapshots_of_a_graph_capture_oom(tmp_path: Path) -> None:
+    log = tmp_path / "vllm-graph-capture-oom.log"
+    log.write_bytes(GRAPH_CAPTURE_OOM)
+    md = triage("--no-kb", "--format", "markdown", str(log), cwd=tmp_path)
+    js = triage("--no-kb", "--format", "json", str(log), cwd=tmp_path)
+    assert md.returncode == js.returncode == 0
+    _snapshot("vllm-graph-capture-oom.md", md.stdout.decode().replace(str(tmp_path), "TMP"))
+    report = json.loads(js.stdout)
+    for i in report["inputs"]:
+        i["path"] = i["path"].replace(str(tmp_path), "TMP")
+    for f in report["findings"]:
+        for e in f["evidence"]:
+            e["path"] = e["path"].replace(str(tmp_path), "TMP")
+    for fact in report["facts"].values():
+        fact["evidence"]["path"] = fact["evidence"]["path"].replace(str(tmp_path), "TMP")
+    for e in report["timeline"]:
+        e["path"] = e["path"].replace(str(tmp_path), "TMP")
+    _snapshot("vllm-graph-capture-oom.json", json.dumps(report, indent=2, sort_keys=True) + "\n")
+
+
+def test_the_terminal_report_through_a_pseudo_terminal(tmp_path: Path) -> None:
+    """What a person sees on a real terminal: the phase in the title, the graph-capture fix
+    first, the engine setting among the facts, colours on, nothing cut mid-word."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    log = tmp_path / "oom.log"
+    log.write_bytes(GRAPH_CAPTURE_OOM)
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | {"COLUMNS": "120", "TERM": "xterm"}
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer", "--no-kb", str(log)], stdout=slave, stderr=slave,
+                            stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    raw = b"".join(chunks).decode()
+    assert "\x1b[" in raw  # a terminal gets colour
+    text = re.sub(r"\x1b\[[0-9;]*m", "", raw)
+    flat = re.sub(r"[\s│]+", " ", text)
+    assert "— during CUDA graph capture" in flat
+    assert "1. It failed while capturing CUDA graphs" in flat
+    assert "share of GPU memory the engine reserves 0.98" in flat
