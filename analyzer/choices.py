@@ -61,3 +61,11 @@ class Format(StrEnum):
     terminal = "terminal"
     json = "json"
     markdown = "markdown"
+
+
+class Color(StrEnum):
+    """--color: `auto` colours a terminal only (and honours NO_COLOR); `always` for `less -R`."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"

@@ -21,11 +21,12 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from analyzer import __version__
-from analyzer.choices import Format, InputForm, Severity
+from analyzer.choices import Color, Format, InputForm, Severity
 from analyzer.errors import ExitCode, TriageError
 
 app = typer.Typer(
     name="triage", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Find the root cause of a GPU/LLM-serving failure in its logs.\n\n"
          "Example: triage journal.log    |    journalctl -u sglang -o json | triage -",
 )
@@ -75,9 +76,12 @@ def analyze(
     explain: Annotated[bool, typer.Option("--explain", help="Show why each finding is ranked where it is.")] = False,
     index: IndexOpt = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Skip related postmortems and suggestions.")] = False,
-    redact: Annotated[str | None, typer.Option(
-        "--redact", help="Remove secrets from the output ('secrets'), and host names and addresses too ('hosts')."
-    )] = None,
+    redact: Annotated[bool, typer.Option(
+        "--redact", help="Remove secrets from the output; `--redact hosts` removes host names and addresses too."
+    )] = False,
+    redact_hosts: Annotated[bool, typer.Option("--redact-hosts", help="Same as `--redact hosts`.")] = False,
+    color: Annotated[Color, typer.Option("--color", help="Colour the terminal report: auto, always (for less -R), "
+                                                           "never.")] = Color.auto,
     jobs: Annotated[int, typer.Option(
         "--jobs", "-j", min=0, help="Worker processes for several files or one large file (0: one per core).")] = 0,
     engine: Annotated[str, typer.Option("--engine", hidden=True, help="hyperscan|python|auto")] = "auto",
@@ -90,18 +94,19 @@ def analyze(
     from analyzer.triage import analyze as run_analysis
     from analyzer.triage import load
 
+    render.use_color(color)
     if not files and not journal_dir:
-        raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
+        if sys.stdin.isatty():
+            raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
+        files = ["-"]  # `journalctl -u svc | triage`: the pipe is the input
     library = load(patterns or [], _engine(engine))
-    if redact not in (None, "secrets", "hosts"):
-        raise TriageError(f"--redact takes 'secrets' or 'hosts', not {redact!r}")
     with render.progress_bar() as progress:
         report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb,
                               index=index, progress=progress, jobs=jobs or min(os.cpu_count() or 1, 8))
-    if redact is not None:
+    if redact or redact_hosts:
         from analyzer.redact import redact_report
 
-        report = redact_report(report, hosts=redact == "hosts")
+        report = redact_report(report, hosts=redact_hosts)
     render.render(report, fmt, explain=explain)
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
         return ExitCode.FINDINGS
@@ -343,21 +348,73 @@ def site_serve(
     return ExitCode.OK
 
 
+REDACT_CHOICES = {"secrets": "--redact", "hosts": "--redact-hosts"}
+
+USAGE = """Usage: triage [OPTIONS] [FILE]...   (or: journalctl -u UNIT -o json | triage)
+
+  triage /var/log/sglang.log                      find the root cause in a log
+  journalctl -u sglang -b | triage                read the journal through a pipe
+  triage search "flashinfer rejects blackwell"    search past incidents and patterns
+
+Run `triage --help` for every command and option."""
+
+
+def _redact_args(args: list[str]) -> list[str]:
+    """`--redact` alone, `--redact secrets|hosts`, `--redact=VALUE`: the value is taken only
+    when it is one of the choices, so a file name after the flag is never swallowed."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("--redact="):
+            value = arg.split("=", 1)[1]
+            if value not in REDACT_CHOICES:
+                raise TriageError(f"--redact takes no value, 'secrets' or 'hosts', not {value!r}")
+            out.append(REDACT_CHOICES[value])
+        elif arg == "--redact" and i + 1 < len(args) and args[i + 1] in REDACT_CHOICES:
+            out.append(REDACT_CHOICES[args[i + 1]])
+            i += 1
+        elif arg == "--redact" and i + 1 < len(args) and _not_an_input(args[i + 1]):
+            raise TriageError(f"--redact takes no value, 'secrets' or 'hosts', not {args[i + 1]!r}")
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
+def _usage_when_alone(raw: list[str]) -> None:
+    """`triage` typed alone on a terminal: the three commonest uses, not an error."""
+    if not raw and sys.stdin.isatty():
+        print(USAGE)
+        sys.exit(ExitCode.OK)
+
+
+def _not_an_input(arg: str) -> bool:
+    """A word after --redact that is neither an option, stdin nor an existing file: a bad value."""
+    from pathlib import Path as _Path
+
+    return not arg.startswith("-") and not _Path(arg).exists()
+
+
 def _route(args: list[str]) -> list[str]:
-    """`triage FILE…` means `triage analyze FILE…`."""
+    """`triage FILE…` means `triage analyze FILE…`; no arguments read a pipe on stdin."""
+    if not args and not sys.stdin.isatty():
+        return ["analyze"]
     for arg in args:
         if arg in ("--help", "-h", "--version"):
             return args
         if not arg.startswith("-") or arg == "-":
-            return args if arg in SUBCOMMANDS else ["analyze", *args]
-        return ["analyze", *args]
+            return args if arg in SUBCOMMANDS else ["analyze", *_redact_args(args)]
+        return ["analyze", *_redact_args(args)]
     return args
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _route(list(sys.argv[1:] if argv is None else argv))
+    raw = list(sys.argv[1:] if argv is None else argv)
+    _usage_when_alone(raw)
     _catch_sigint()
     try:
+        args = _route(raw)
         code = app(args, prog_name="triage", standalone_mode=False)
     except TriageError as exc:
         _fail(str(exc), exc.exit_code)

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
-from analyzer.choices import FindingKind, Format
+from analyzer.choices import Color, FindingKind, Format
 from analyzer.models import Finding, Hypothesis, Related, Report
 from analyzer.prose import clip, without_title
 
@@ -43,14 +43,29 @@ THEME = Theme({
 })
 
 
+_COLOR = [Color.auto]  # set once by the CLI's --color
+
+
+def use_color(mode: Color) -> None:
+    _COLOR[0] = mode
+
+
+def _colour_args() -> dict[str, Any]:
+    mode = _COLOR[0]
+    if mode is Color.always:
+        return {"force_terminal": True, "no_color": False}
+    if mode is Color.never:
+        return {"no_color": True, "color_system": None}
+    return {"no_color": "NO_COLOR" in os.environ or None}
+
+
 def console(file: TextIO | None = None, width: int | None = None) -> Console:
-    return Console(file=file or sys.stdout, theme=THEME, width=width, highlight=False,
-                   no_color="NO_COLOR" in os.environ or None, soft_wrap=False)
+    return Console(file=file or sys.stdout, theme=THEME, width=width, highlight=False, soft_wrap=False,
+                   **_colour_args())
 
 
 def error_console() -> Console:
-    return Console(file=sys.stderr, theme=THEME, highlight=False, soft_wrap=True,
-                   no_color="NO_COLOR" in os.environ or None)
+    return Console(file=sys.stderr, theme=THEME, highlight=False, soft_wrap=True, **_colour_args())
 
 
 def to_json(report: Report) -> str:

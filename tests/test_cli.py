@@ -312,3 +312,45 @@ def test_jobs_reads_files_in_parallel_with_the_same_report(tmp_path: Path) -> No
     missing = triage("--no-kb", "--jobs", "2", str(EXAMPLE), str(tmp_path / "gone.log"))
     assert missing.returncode == 2 and missing.stderr.decode().strip().endswith("gone.log: cannot open: "
                                                                                "no such file or directory")
+
+
+def test_journalctl_habits_on_the_command_line(tmp_path: Path) -> None:
+    """-h is --help; a pipe is read without '-'; --redact alone, with secrets|hosts, never
+    swallowing the file after it, and a bad value names the choices; --color for less -R."""
+    assert triage("-h").stdout == triage("--help").stdout and b"Usage" in triage("-h").stdout
+    piped = triage("--no-kb", "-f", "json", stdin=EXAMPLE.read_bytes())
+    assert piped.returncode == 0 and json.loads(piped.stdout)["findings"], piped.stderr
+    log = tmp_path / "svc.log"
+    log.write_text("May 03 10:00:00 gpu-node-7 python3[12]: RuntimeError: CUDA error: out of memory "
+                   "token hf_abcdefghijklmnopqrstuvwxyzABCDEF12\n")
+    alone = triage("--no-kb", "-f", "json", "--redact", str(log))  # the file is not taken as the value
+    assert alone.returncode == 0 and b"hf_abc" not in alone.stdout and b"gpu-node-7" in alone.stdout
+    hosts = triage("--no-kb", "-f", "json", "--redact", "hosts", str(log))
+    assert hosts.returncode == 0 and b"gpu-node-7" not in hosts.stdout and b"hf_abc" not in hosts.stdout
+    bad = triage("--no-kb", "--redact=everything", str(log))
+    assert bad.returncode == 2 and b"'secrets' or 'hosts'" in bad.stderr
+    colour = triage("--no-kb", "--color", "always", str(log)).stdout
+    plain = triage("--no-kb", "--color", "never", str(log)).stdout
+    assert b"\x1b[" in colour and b"\x1b[" not in plain
+
+
+def test_triage_alone_on_a_terminal_prints_a_short_usage() -> None:
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer"], stdin=slave, stdout=slave, stderr=slave, cwd=ROOT)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    text = out.decode()
+    examples = [ln for ln in text.splitlines() if ln.startswith("  ") and "triage" in ln]
+    assert "Usage: triage" in text and len(examples) == 3 and "Traceback" not in text
