@@ -107,7 +107,7 @@ def _facts(report: Report) -> Table:
     grid.add_column("evidence", style="location")
     for fact in report.facts.values():
         where = f"line {fact.evidence.line}"
-        grid.add_row(fact.label, fact.value, where)
+        grid.add_row(Text(fact.label), Text(fact.value), where)  # Text: "[cuda12]" is not markup
     return grid
 
 
@@ -137,7 +137,7 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     ev.add_column(style="location", no_wrap=True)
     ev.add_column(style="evidence")
     for e in f.evidence:  # one input: its name is in the header, the line number is enough
-        ev.add_row(f"line {e.line}" if single_input else f"{e.path}:{e.line}", fold(e.text))
+        ev.add_row(Text(f"line {e.line}" if single_input else f"{e.path}:{e.line}"), Text(fold(e.text)))
     parts += [Text("\nEvidence, in order" if f.kind is FindingKind.chain else "\nEvidence", style="title"), ev]
     if f.count > 1:
         parts.append(Text(f"{seen(f)}, lines {f.first_line}-{f.last_line}", style="muted"))
@@ -217,7 +217,7 @@ def _items(marks: list[str], items: list[str], style: str) -> Table:
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(style=style)
     for mark, item in zip(marks, items, strict=True):
-        grid.add_row(f"  {mark}", item)
+        grid.add_row(f"  {mark}", Text(item))  # pattern text is never rich markup: "[rank0]", "jax[cuda12]"
     return grid
 
 

@@ -243,3 +243,13 @@ def test_the_terminal_report_through_a_pseudo_terminal(tmp_path: Path) -> None:
     assert "— during CUDA graph capture" in flat
     assert "1. It failed while capturing CUDA graphs" in flat
     assert "share of GPU memory the engine reserves 0.98" in flat
+
+
+def test_square_brackets_in_pattern_text_and_log_lines_are_printed_as_written() -> None:
+    f = _finding(fix=["Install the CUDA build: `pip install -U 'jax[cuda12]'`."],
+                 evidence=[Evidence(path="x.log", line=1, text="[rank0]: RuntimeError: CUDA error: out of memory")],
+                 avoid=["Do not pin [bold]anything[/bold] blindly."])
+    out = io.StringIO()
+    render(Report(inputs=[], findings=[f]), Format.terminal, out)
+    text = out.getvalue()
+    assert "jax[cuda12]" in text and "[rank0]: RuntimeError" in text and "[bold]anything[/bold]" in text
