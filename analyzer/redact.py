@@ -63,6 +63,7 @@ def redact_report(report: Report, hosts: bool = False) -> Report:
     }) for f in report.findings]
     facts = {k: f.model_copy(update={"value": redact(f.value, hosts), "evidence": ev(f.evidence)})
              for k, f in report.facts.items()}
-    timeline = [t.model_copy(update={"text": redact(t.text, hosts), "host": ("[REDACTED]" if hosts else t.host) if t.host else None})
+    timeline = [t.model_copy(update={"text": redact(t.text, hosts),
+                                     "host": ("[REDACTED]" if hosts else t.host) if t.host else None})
                 for t in report.timeline]
     return report.model_copy(update={"findings": findings, "facts": facts, "timeline": timeline})
