@@ -154,6 +154,11 @@ def test_no_template_reaches_a_reader_from_any_pattern(library: CompiledLibrary)
             assert not brace.search(shown), (p.id, shown)
             groups = {g: "v" for e in p.match.expressions for g in re.findall(r"\(\?P<(\w+)>", e.regex)}
             assert not brace.search(fill(text, groups)), (p.id, text)
+    from analyzer.data import data_dir
+    from analyzer.kb.postmortems import load_kb
+
+    for pm in load_kb(data_dir("kb")):  # postmortems are shown as written: no template in them either
+        assert not brace.search(pm.path.read_text()), pm.id
 
 
 def test_unrecognised_findings_keep_their_kind_in_markdown() -> None:
