@@ -70,6 +70,30 @@ def journal_file(tmp_path_factory: pytest.TempPathFactory, export_stream: bytes)
     return out
 
 
+def in_pty(args: list[str], env: dict[str, str] | None = None, stdin_tty: bool = False) -> tuple[int, str]:
+    """Run `python -m analyzer ARGS` on a pseudo-terminal (stdout, stderr, and stdin when
+    `stdin_tty`): its exit status and everything it wrote, as a person's terminal shows it."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave,
+                            stdin=slave if stdin_tty else subprocess.DEVNULL, env=env, cwd=ROOT)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, b"".join(chunks).decode()
+
+
 def render(journal: Path, mode: str) -> bytes:
     return subprocess.run(["journalctl", "--file", str(journal), "-o", mode, "--no-pager"],
                           check=True, capture_output=True).stdout

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CHAIN, GATE, ROOT, root_id
+from tests.conftest import CHAIN, GATE, ROOT, in_pty, root_id
 
 EXAMPLE = ROOT / "examples" / "founding-incident.log"
 
@@ -335,22 +335,7 @@ def test_journalctl_habits_on_the_command_line(tmp_path: Path) -> None:
 
 
 def test_triage_alone_on_a_terminal_prints_a_short_usage() -> None:
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "analyzer"], stdin=slave, stdout=slave, stderr=slave, cwd=ROOT)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        out += data
-    assert proc.wait(timeout=60) == 0
-    os.close(master)
-    text = out.decode()
+    code, text = in_pty([], stdin_tty=True)
+    assert code == 0
     examples = [ln for ln in text.splitlines() if ln.startswith("  ") and "triage" in ln]
     assert "Usage: triage" in text and len(examples) == 3 and "Traceback" not in text

@@ -13,7 +13,7 @@ from analyzer.findings import fill
 from analyzer.library.compile import CompiledLibrary
 from analyzer.models import Evidence, Finding, Related, Report
 from analyzer.render import fold, render, seen, to_markdown
-from tests.conftest import ROOT, analyze_bytes
+from tests.conftest import ROOT, analyze_bytes, in_pty
 from tests.test_cli import triage
 
 SNAPSHOTS = ROOT / "tests" / "data" / "snapshots"
@@ -219,29 +219,12 @@ def test_the_terminal_report_through_a_pseudo_terminal(tmp_path: Path) -> None:
     """What a person sees on a real terminal: the phase in the title, the graph-capture fix
     first, the engine setting among the facts, colours on, nothing cut mid-word."""
     import os
-    import pty
-    import subprocess
-    import sys
 
     log = tmp_path / "oom.log"
     log.write_bytes(GRAPH_CAPTURE_OOM)
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | {"COLUMNS": "120", "TERM": "xterm"}
-    proc = subprocess.Popen([sys.executable, "-m", "analyzer", "--no-kb", str(log)], stdout=slave, stderr=slave,
-                            stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    assert proc.wait(timeout=60) == 0
-    os.close(master)
-    raw = b"".join(chunks).decode()
+    code, raw = in_pty(["--no-kb", str(log)], env)
+    assert code == 0
     assert "\x1b[" in raw  # a terminal gets colour
     text = re.sub(r"\x1b\[[0-9;]*m", "", raw)
     flat = re.sub(r"[\s│]+", " ", text)
