@@ -81,16 +81,17 @@ def test_engine_settings_are_facts_and_the_version_is_the_first_banners(library:
                    "tensor_parallel_size": "4", "enforce_eager": "False", "kv_cache_dtype": "fp8_e5m2",
                    "quantization": "awq"}
     # TGI's launcher, as huggingface/text-generation-inference#832 shows it (2023, one line)
-    tgi = (b"2023-08-22T18:35:50.966384Z  INFO text_generation_launcher: Args { "
-           b'model_id: "meta-llama/Llama-2-13b-chat-hf", revision: None, validation_workers: 2, sharded: None, num_shard: Some(4), quantize: None, dtype: None, "
-           b"trust_remote_code: false, max_concurrent_requests: 128, max_best_of: 2, max_stop_sequences: 4, "
-           b"max_input_length: 4096, max_total_tokens: 8192, waiting_served_ratio: 1.2, "
-           b'max_batch_prefill_tokens: 4096, max_batch_total_tokens: 16000, max_waiting_tokens: 20, hostname: "831e9d857f4c", port: 80, '
+    tgi = (b'2023-08-22T18:35:50.966384Z  INFO text_generation_launcher: Args { '
+           b'model_id: "meta-llama/Llama-2-13b-chat-hf", revision: None, validation_workers: 2, sharded: None, '
+           b"num_shard: Some(4), quantize: None, dtype: None, trust_remote_code: false, max_concurrent_requests: 128, "
+           b"max_best_of: 2, max_stop_sequences: 4, max_input_length: 4096, max_total_tokens: 8192, "
+           b"waiting_served_ratio: 1.2, max_batch_prefill_tokens: 4096, max_batch_total_tokens: 16000, "
+           b'max_waiting_tokens: 20, hostname: "831e9d857f4c", port: 80, '
            b'shard_uds_path: "/tmp/text-generation-server", master_addr: "localhost", master_port: 29500, '
-           b'huggingface_hub_cache: Some("/data"), weights_cache_override: None, disable_custom_kernels: false, '
-           b"json_output: false, otlp_endpoint: None, cors_allow_origin: [], watermark_gamma: None, "
-           b"watermark_delta: None, ngrok: false, ngrok_authtoken: None, ngrok_domain: None, ngrok_username: None, "
-           b"ngrok_password: None, env: false }\n")
+           b'huggingface_hub_cache: Some("/data"), '
+           b"weights_cache_override: None, disable_custom_kernels: false, json_output: false, otlp_endpoint: None, "
+           b"cors_allow_origin: [], watermark_gamma: None, watermark_delta: None, ngrok: false, ngrok_authtoken: None, "
+           b"ngrok_domain: None, ngrok_username: None, ngrok_password: None, env: false }\n")
     got = {k: f.value for k, f in analyze_bytes(tgi, library).facts.items()}
     assert got == {"max_model_len": "8192", "tensor_parallel_size": "4"}
 
