@@ -366,18 +366,16 @@ def _redact_args(args: list[str]) -> list[str]:
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg.startswith("--redact="):
-            value = arg.split("=", 1)[1]
-            if value not in REDACT_CHOICES:
-                raise TriageError(f"--redact takes no value, 'secrets' or 'hosts', not {value!r}")
-            out.append(REDACT_CHOICES[value])
-        elif arg == "--redact" and i + 1 < len(args) and args[i + 1] in REDACT_CHOICES:
-            out.append(REDACT_CHOICES[args[i + 1]])
-            i += 1
-        elif arg == "--redact" and i + 1 < len(args) and _not_an_input(args[i + 1]):
-            raise TriageError(f"--redact takes no value, 'secrets' or 'hosts', not {args[i + 1]!r}")
-        else:
+        nxt = args[i + 1] if arg == "--redact" and i + 1 < len(args) else None
+        value = arg.split("=", 1)[1] if arg.startswith("--redact=") else None
+        if nxt is not None and (nxt in REDACT_CHOICES or _not_an_input(nxt)):
+            value, i = nxt, i + 1
+        if value is None:
             out.append(arg)
+        elif value in REDACT_CHOICES:
+            out.append(REDACT_CHOICES[value])
+        else:
+            raise TriageError(f"--redact takes no value, 'secrets' or 'hosts', not {value!r}")
         i += 1
     return out
 
@@ -390,10 +388,8 @@ def _usage_when_alone(raw: list[str]) -> None:
 
 
 def _not_an_input(arg: str) -> bool:
-    """A word after --redact that is neither an option, stdin nor an existing file: a bad value."""
-    from pathlib import Path as _Path
-
-    return not arg.startswith("-") and not _Path(arg).exists()
+    """A word after --redact that is neither an option, stdin nor an existing file: its value."""
+    return not arg.startswith("-") and not Path(arg).exists()
 
 
 def _route(args: list[str]) -> list[str]:

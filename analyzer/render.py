@@ -181,16 +181,28 @@ def times(n: int) -> str:
 def seen(f: Finding) -> str:
     """How often and where: "seen 6 times in 4 runs, across 6 processes" (runs are the unit's
     starts; a run or process count of one is not said)."""
-    where = [f"in {f.runs} runs" if f.runs > 1 else "", f"across {f.processes} processes" if f.processes > 1 else ""]
-    return ", ".join([f"seen {times(f.count)}", *(w for w in where if w)]).replace(", in ", " in ", 1)
+    text = f"seen {times(f.count)}"
+    if f.runs > 1:
+        text += f" in {f.runs} runs"
+    if f.processes > 1:
+        text += f", across {f.processes} processes"
+    return text
+
+
+def opener(kind: str, doc_id: str) -> str:
+    """The command that opens a postmortem or a pattern, as search hits and related incidents show it."""
+    return f"triage kb show {doc_id}" if kind == "postmortem" else f"triage patterns show {doc_id}"
+
+
+def _date(kind: str, doc_id: str) -> str:
+    """A postmortem's date, from its id (2026-05-03-...); empty for a pattern."""
+    return doc_id[:10] if kind == "postmortem" and doc_id[:4].isdigit() else ""
 
 
 def related_line(r: Related) -> str:
     """One line a reader can act on: title, date, similarity, and the command that opens it."""
-    how = f"triage kb show {r.id}" if r.kind == "postmortem" else f"triage patterns show {r.id}"
-    date = r.id[:10] if r.kind == "postmortem" and r.id[:4].isdigit() else ""
     score = "linked by the postmortem" if r.score >= 1.0 else f"similarity {r.score:.2f}"
-    return f"{r.title} ({', '.join(x for x in (date, score) if x)}) — {how}"
+    return f"{r.title} ({', '.join(x for x in (_date(r.kind, r.id), score) if x)}) — {opener(r.kind, r.id)}"
 
 
 FOLD_AT = 700  # a longer evidence line is folded on a terminal (JSON and Markdown keep it whole)
@@ -327,7 +339,7 @@ def print_lines(lines: Sequence[str], out: TextIO | None = None) -> None:
 
 
 def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full: bool = False) -> None:
-    """Search results, one hit in two lines: number, kind, date (a postmortem) or area (a
+    """Search results, one hit in two lines: number, kind, date (a postmortem) or severity (a
     pattern), score and title; then the command that opens it. With `full`, a card each:
     the passage that matched and the first fix steps."""
     con = console(out)
@@ -335,11 +347,10 @@ def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full
         con.print(Text(f"No incident or pattern matches {query!r}.", style="title"))
     if not full:
         for i, h in enumerate(hits, 1):
-            when = h.id[:10] if h.kind == "postmortem" else h.severity
-            how = f"triage kb show {h.id}" if h.kind == "postmortem" else f"triage patterns show {h.id}"
+            when = _date(h.kind, h.id) or h.severity
             con.print(Text.assemble((f"{i:>2}. ", "title"), (f"{h.kind:<10} {when:<12} {h.score:.2f}  ", "muted"),
                                     (h.title, "title")))
-            con.print(Text(f"    {how}", style="location"), soft_wrap=True)  # a command to copy: never wrapped
+            con.print(Text(f"    {opener(h.kind, h.id)}", style="location"), soft_wrap=True)  # to copy: never wrapped
         return
     for i, h in enumerate(hits, 1):
         body: list[Text | Table] = [Text(clip(without_title(h.passage, h.title), 400)),

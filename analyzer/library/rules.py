@@ -159,8 +159,8 @@ def load_rulebook(patterns_root: Path) -> RuleBook:
     rules = _load(folder / "rules.yaml", RulesFile)
     chains = _load(folder / "chains.yaml", ChainsFile)
     emitters = _load(folder / "emitters.yaml", EmittersFile)
-    phases = _load(folder / "phases.yaml", PhasesFile).phases if (folder / "phases.yaml").exists() else []
-    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters, phases)
+    phases = _load(folder / "phases.yaml", PhasesFile)
+    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters, phases.phases)
 
 
 _RELEASE = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:[.-]?(?P<tag>a|b|rc|dev|post)\.?(?P<n>\d*))?")
