@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -28,7 +29,7 @@ app = typer.Typer(
     name="triage", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Find the root cause of a GPU/LLM-serving failure in its logs.\n\n"
-         "Example: triage journal.log    |    journalctl -u sglang -o json | triage -",
+         "Example: triage -u sglang    |    triage journal.log    |    journalctl -u sglang | triage",
 )
 patterns_app = typer.Typer(no_args_is_help=True, help="Browse and test the pattern library.")
 app.add_typer(patterns_app, name="patterns")
@@ -65,14 +66,32 @@ PatternsOpt = Annotated[list[Path] | None, typer.Option(
 def analyze(
     files: Annotated[list[str] | None, typer.Argument(
         help="Log files (.gz, .zst, binary .journal too); '-' reads stdin.", show_default=False)] = None,
+    unit: Annotated[list[str] | None, typer.Option(
+        "--unit", "-u", help="Read this machine's journal for a unit (`.service` optional, globs too), with "
+        "systemd's and the kernel's lines of its time window; repeatable.", rich_help_panel="Journal")] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", "-S", help="Journal entries from this time, in journalctl's syntax: -2h, "
+        "'2026-05-14 10:00', yesterday.", rich_help_panel="Journal")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", "-U", help="Journal entries up to this time.", rich_help_panel="Journal")] = None,
+    boot: Annotated[str | None, typer.Option(
+        "--boot", "-b", help="One boot: alone this boot, -1 the one before, or a boot id.",
+        rich_help_panel="Journal")] = None,
+    kernel: Annotated[bool, typer.Option(
+        "--dmesg", "-k", help="Kernel lines only (this boot unless -b says otherwise).",
+        rich_help_panel="Journal")] = False,
+    journal_file: Annotated[list[str] | None, typer.Option(
+        "--file", help="A journal file of another machine (journalctl --file); repeatable.",
+        rich_help_panel="Journal")] = None,
+    journal_dir: Annotated[list[str] | None, typer.Option(
+        "--journal-dir", "-D", help="A journal folder (journalctl --directory); repeatable.",
+        rich_help_panel="Journal")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.terminal,
     fail_on: Annotated[Severity | None, typer.Option(
         "--fail-on", help="Exit 1 when a finding has this severity or higher.")] = None,
     patterns: PatternsOpt = None,
     input_format: Annotated[InputForm, typer.Option(
         "--input-format", help="Input form; 'auto' sniffs it.")] = InputForm.auto,
-    journal_dir: Annotated[list[str] | None, typer.Option(
-        "--journal-dir", help="A journal folder, read with journalctl --directory; repeatable.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Show why each finding is ranked where it is.")] = False,
     index: IndexOpt = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Skip related postmortems and suggestions.")] = False,
@@ -91,17 +110,24 @@ def analyze(
     Example: triage --format markdown /var/log/sglang.log > incident.md
     """
     from analyzer import render
+    from analyzer.triage import JournalQuery, load
     from analyzer.triage import analyze as run_analysis
-    from analyzer.triage import load
 
     render.use_color(color)
-    if not files and not journal_dir:
+    journal = JournalQuery(units=tuple(unit or ()), since=since, until=until, boot=boot, kernel=kernel,
+                           files=tuple(journal_file or ()), directories=tuple(journal_dir or ()))
+    if files and journal.filtered:
+        raise TriageError("-u, --since, --until, -b and -k read a journal; give log files or those options, "
+                          "not both (a binary journal file goes with --file)")
+    reads_journal = journal.filtered or bool(journal.files or journal.directories)
+    if not files and not reads_journal:
         if sys.stdin.isatty():
-            raise TriageError("no input: give a log file, '-' for stdin, or --journal-dir DIR")
+            raise TriageError("no input: give a log file, '-' for stdin, -u UNIT, or --journal-dir DIR")
         files = ["-"]  # `journalctl -u svc | triage`: the pipe is the input
     library = load(patterns or [], _engine(engine))
     with render.progress_bar() as progress:
-        report = run_analysis(files or [], library, input_format, journal_dir or [], knowledge=not no_kb,
+        report = run_analysis(files or [], library, input_format, journal if reads_journal else None,
+                              knowledge=not no_kb,
                               index=index, progress=progress, jobs=jobs or min(os.cpu_count() or 1, 8))
     if redact or redact_hosts:
         from analyzer.redact import redact_report
@@ -350,10 +376,10 @@ def site_serve(
 
 REDACT_CHOICES = {"secrets": "--redact", "hosts": "--redact-hosts"}
 
-USAGE = """Usage: triage [OPTIONS] [FILE]...   (or: journalctl -u UNIT -o json | triage)
+USAGE = """Usage: triage [OPTIONS] [FILE]...   (or: triage -u UNIT, or: journalctl -u UNIT | triage)
 
+  triage -u sglang --since -2h                    the unit's journal, with the kernel's lines
   triage /var/log/sglang.log                      find the root cause in a log
-  journalctl -u sglang -b | triage                read the journal through a pipe
   triage search "flashinfer rejects blackwell"    search past incidents and patterns
 
 Run `triage --help` for every command and option."""
@@ -380,6 +406,21 @@ def _redact_args(args: list[str]) -> list[str]:
     return out
 
 
+_BOOT_VALUE = re.compile(r"[+-]?\d+|[0-9a-f]{32}([+-]\d+)?", re.IGNORECASE)
+
+
+def _boot_args(args: list[str]) -> list[str]:
+    """`-b` alone is this boot, as journalctl has it; `-b -1`, `-b ID` name one."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        out.append(arg)
+        if arg in ("-b", "--boot"):
+            nxt = args[i + 1] if i + 1 < len(args) else ""
+            if not _BOOT_VALUE.fullmatch(nxt):
+                out.append("0")
+    return out
+
+
 def _usage_when_alone(raw: list[str]) -> None:
     """`triage` typed alone on a terminal: the three commonest uses, not an error."""
     if not raw and sys.stdin.isatty():
@@ -400,8 +441,8 @@ def _route(args: list[str]) -> list[str]:
         if arg in ("--help", "-h", "--version"):
             return args
         if not arg.startswith("-") or arg == "-":
-            return args if arg in SUBCOMMANDS else ["analyze", *_redact_args(args)]
-        return ["analyze", *_redact_args(args)]
+            return args if arg in SUBCOMMANDS else ["analyze", *_boot_args(_redact_args(args))]
+        return ["analyze", *_boot_args(_redact_args(args))]
     return args
 
 

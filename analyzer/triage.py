@@ -8,16 +8,18 @@ from pathlib import Path
 from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.models import Report
-from analyzer.readers.source import open_journal, open_source
+from analyzer.readers.journal_query import JournalQuery, open_query
+from analyzer.readers.source import open_source
 from analyzer.run import Progress, Run, load
 
-__all__ = ["Progress", "Run", "analyze", "load"]
+__all__ = ["JournalQuery", "Progress", "Run", "analyze", "load"]
 
 
 def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
-            form: InputForm = InputForm.auto, journal_dirs: Sequence[str] = (), knowledge: bool = True,
+            form: InputForm = InputForm.auto, journal: JournalQuery | None = None, knowledge: bool = True,
             index: Path | None = None, progress: Progress | None = None, jobs: int = 1) -> Report:
-    """Analyse log inputs (paths, "-" for stdin) and journal folders; return the ranked report,
+    """Analyse log inputs (paths, "-" for stdin) and a journal query (this machine's journal,
+    or journal files and folders, filtered as journalctl filters); return the ranked report,
     with related postmortems and suggestions from the knowledge base unless `knowledge` is off.
     With `jobs` > 1, several files, or the shares of one large file, are read in parallel
     worker processes."""
@@ -38,6 +40,9 @@ def analyze(inputs: Sequence[str], library: CompiledLibrary | None = None,
                     run.absorb(read_file_in_parallel(run.library, name, source.form, jobs, progress))
                     continue
             run.read(source)
-    for directory in journal_dirs:
-        run.read(open_journal(["--directory", directory], directory))
+    if journal is not None:
+        read = open_query(journal)
+        run.warnings.extend(read.warnings)
+        for source in read.sources:
+            run.read(source)
     return run.report()

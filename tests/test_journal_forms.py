@@ -12,7 +12,7 @@ from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.readers.detect import detect
 from analyzer.readers.source import open_source
-from analyzer.triage import Run, analyze
+from analyzer.triage import JournalQuery, Run, analyze
 from tests.conftest import CHAIN, GATE, ROOT, analyze_bytes, render, root_id
 
 FOUNDING = [CHAIN, "cuda-home-has-no-nvcc"]  # the chain (root: the FlashInfer gate), then the anti-fix
@@ -87,7 +87,7 @@ def test_binary_journal_file_and_directory(journal_file: Path, library: Compiled
     report = analyze([str(journal_file)], library)
     assert report.inputs[0].format == "journal-json"
     assert _ids(report)[:2] == FOUNDING
-    report = analyze([], library, journal_dirs=[str(journal_file.parent)])
+    report = analyze([], library, journal=JournalQuery(directories=(str(journal_file.parent),)))
     assert FOUNDING[0] in _ids(report)
 
 
