@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,6 +24,10 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from analyzer import __version__
 from analyzer.choices import Color, Format, InputForm, Severity
 from analyzer.errors import ExitCode, TriageError
+
+if TYPE_CHECKING:
+    from analyzer.library.compile import CompiledLibrary
+    from analyzer.triage import JournalQuery
 
 app = typer.Typer(
     name="triage", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -92,6 +96,9 @@ def analyze(
     patterns: PatternsOpt = None,
     input_format: Annotated[InputForm, typer.Option(
         "--input-format", help="Input form; 'auto' sniffs it.")] = InputForm.auto,
+    follow: Annotated[bool, typer.Option(
+        "--follow", help="Follow a live log (-u UNIT, '-', or a growing file): print each finding once it is "
+        "complete, count repeats; with --fail-on, exit 1 at the first such finding.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show why each finding is ranked where it is.")] = False,
     index: IndexOpt = None,
     no_kb: Annotated[bool, typer.Option("--no-kb", help="Skip related postmortems and suggestions.")] = False,
@@ -125,6 +132,9 @@ def analyze(
             raise TriageError("no input: give a log file, '-' for stdin, -u UNIT, or --journal-dir DIR")
         files = ["-"]  # `journalctl -u svc | triage`: the pipe is the input
     library = load(patterns or [], _engine(engine))
+    if follow:
+        return _follow(files or [], journal if reads_journal else None, library, fmt, fail_on, explain,
+                       knowledge=not no_kb, index=index, redact=redact or redact_hosts, hosts=redact_hosts)
     with render.progress_bar() as progress:
         report = run_analysis(files or [], library, input_format, journal if reads_journal else None,
                               knowledge=not no_kb,
@@ -137,6 +147,57 @@ def analyze(
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def _follow(files: list[str], journal: JournalQuery | None, library: CompiledLibrary, fmt: Format,
+            fail_on: Severity | None, explain: bool, knowledge: bool, index: Path | None, redact: bool,
+            hosts: bool) -> int:
+    """`--follow`: findings as they complete, until the input ends or one meets --fail-on."""
+    from analyzer import render
+    from analyzer.follow import Follower, Update, follow, open_feed, open_journal_feed
+    from analyzer.redact import redact_finding
+
+    if fmt not in (Format.terminal, Format.json):
+        raise TriageError("--follow prints to the terminal or as JSON lines (--format terminal|json)")
+    if journal is None and len(files) != 1:
+        raise TriageError("--follow reads one input: -u UNIT, '-' for a pipe, or one growing file")
+    process = None
+    if journal is not None:
+        feed, process, warnings = open_journal_feed(journal)
+        for warning in warnings:
+            render.print_warning(warning)
+        name, form = f"{', '.join(journal.units) or 'the journal'} (live)", InputForm.journal_json
+    else:
+        feed, name, form = open_feed(files[0]), files[0], InputForm.auto
+    follower = Follower(library, name=name, form=form, knowledge=knowledge, index=index)
+    view = render.FollowView(fmt, explain=explain)
+    met = False
+
+    def on_update(update: Update) -> bool:
+        nonlocal met
+        for f in update.new:
+            view.finding(redact_finding(f, hosts=hosts) if redact else f)
+            if fail_on is not None and f.severity.rank >= fail_on.rank:
+                met = True
+                return False  # exit at the first finding that meets --fail-on
+        for f_id, count in update.grown.items():
+            view.grown(f_id, follower.titles.get(f_id, f_id), follower.numbers.get(f_id, 0), count)
+        _status()
+        return True
+
+    def _status() -> None:
+        top = sorted(follower.known.items(), key=lambda kv: -kv[1])[:3]
+        view.progress(name, follower.lines, follower.announced,
+                      [(follower.numbers[k], n) for k, n in top if k in follower.numbers])
+
+    try:
+        follow(feed, follower, on_update, on_idle=_status)
+    finally:
+        view.done()
+        if process is not None:
+            process.terminate()
+            process.wait()
+    return ExitCode.FINDINGS if met else ExitCode.OK
 
 
 def _engine(name: str):  # type: ignore[no-untyped-def]

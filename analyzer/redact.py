@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from analyzer.models import Evidence, Report
+from analyzer.choices import FindingKind
+from analyzer.models import Evidence, Finding, Report
 
 REDACTED = "[REDACTED]"
 
@@ -48,20 +49,30 @@ def redact(text: str, hosts: bool = False) -> str:
     return text
 
 
+def _evidence(e: Evidence, hosts: bool) -> Evidence:
+    return e.model_copy(update={"text": redact(e.text, hosts)})
+
+
+def redact_finding(f: Finding, hosts: bool = False) -> Finding:
+    """One finding with every text taken from the log redacted (evidence, captures, the cause
+    that quotes them, an unrecognised error's title); what the library wrote is left as it is."""
+    return f.model_copy(update={
+        "evidence": [_evidence(e, hosts) for e in f.evidence],
+        "captures": {k: redact(v, hosts) for k, v in f.captures.items()},
+        "cause": redact(f.cause, hosts),
+        "title": redact(f.title, hosts) if f.kind is FindingKind.unrecognised else f.title,
+        "symptoms": [s.model_copy(update={"evidence": [_evidence(e, hosts) for e in s.evidence]})
+                     for s in f.symptoms],
+        "hypotheses": [h.model_copy(update={"evidence": [_evidence(e, hosts) for e in h.evidence]})
+                       for h in f.hypotheses],
+    })
+
+
 def redact_report(report: Report, hosts: bool = False) -> Report:
     """The report with every text taken from the log (evidence, facts, timeline, captures)
     redacted; what the library wrote (titles, causes, fixes) is left as it is."""
-
-    def ev(e: Evidence) -> Evidence:
-        return e.model_copy(update={"text": redact(e.text, hosts)})
-
-    findings = [f.model_copy(update={
-        "evidence": [ev(e) for e in f.evidence],
-        "captures": {k: redact(v, hosts) for k, v in f.captures.items()},
-        "cause": redact(f.cause, hosts),
-        "symptoms": [s.model_copy(update={"evidence": [ev(e) for e in s.evidence]}) for s in f.symptoms],
-    }) for f in report.findings]
-    facts = {k: f.model_copy(update={"value": redact(f.value, hosts), "evidence": ev(f.evidence)})
+    findings = [redact_finding(f, hosts) for f in report.findings]
+    facts = {k: f.model_copy(update={"value": redact(f.value, hosts), "evidence": _evidence(f.evidence, hosts)})
              for k, f in report.facts.items()}
     timeline = [t.model_copy(update={"text": redact(t.text, hosts),
                                      "host": ("[REDACTED]" if hosts else t.host) if t.host else None})

@@ -319,6 +319,64 @@ def progress_bar() -> Iterator[Callable[[str, int, int | None, int], None] | Non
             bar.stop()
 
 
+class FollowView:
+    """What `--follow` shows: each new finding once (a card, or one JSON object per line), counts
+    that grow (a line each, at most once a minute per finding, when not on a terminal), and on a
+    terminal a status line while the input is quiet, rewritten in place."""
+
+    def __init__(self, fmt: Format, out: TextIO | None = None, explain: bool = False) -> None:
+        self.fmt = fmt
+        self.out = out or sys.stdout
+        self.con = console(self.out)
+        self.explain = explain
+        self.live = self.out.isatty() and fmt is Format.terminal
+        self.status_shown = ""
+        self.told: dict[str, float] = {}  # finding id → when its count was last printed
+
+    def finding(self, f: Finding) -> None:
+        self._clear()
+        if self.fmt is Format.json:
+            self.out.write(f.model_dump_json() + "\n")
+        else:
+            self.con.print(Text(f"{time.strftime('%H:%M:%S')} new finding", style="muted"))
+            self.con.print(_panel(f, True, self.explain))
+        self.out.flush()
+
+    def grown(self, f_id: str, title: str, number: int, count: int) -> None:
+        if self.fmt is not Format.terminal or self.live:
+            return  # JSON lines carry new findings only; a terminal shows counts in the status line
+        now = time.monotonic()
+        if now - self.told.get(f_id, -3600.0) < 60:
+            return
+        self.told[f_id] = now
+        self.con.print(Text(f"#{number} {title}: seen {times(count)}", style="muted"))
+        self.out.flush()
+
+    def progress(self, name: str, lines: int, findings: int, top: list[tuple[int, int]]) -> None:
+        """The status line: lines read, findings, the most repeated (number, count)."""
+        counts = ", ".join(f"#{number} seen {times(n)}" for number, n in top)
+        self._status(f"following {name}: {lines:,} lines, {findings} finding(s)"
+                     f"{' · ' + counts if counts else ''} (Ctrl-C stops)")
+
+    def done(self) -> None:
+        self._clear()
+        self.out.flush()
+
+    def _status(self, text: str) -> None:
+        if not self.live or text == self.status_shown:
+            return
+        self._clear()
+        width = self.con.width - 1
+        self.out.write(text[:width])
+        self.out.flush()
+        self.status_shown = text
+
+    def _clear(self) -> None:
+        if self.status_shown:
+            self.out.write("\r\x1b[2K")
+            self.status_shown = ""
+
+
 def print_error(message: str) -> None:
     error_console().print(Text(f"triage: error: {message}", style="sev.high"))
 

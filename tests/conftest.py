@@ -70,18 +70,29 @@ def journal_file(tmp_path_factory: pytest.TempPathFactory, export_stream: bytes)
     return out
 
 
-def in_pty(args: list[str], env: dict[str, str] | None = None, stdin_tty: bool = False) -> tuple[int, str]:
+def in_pty(args: list[str], env: dict[str, str] | None = None, stdin_tty: bool = False,
+           interrupt_after: float | None = None) -> tuple[int, str]:
     """Run `python -m analyzer ARGS` on a pseudo-terminal (stdout, stderr, and stdin when
-    `stdin_tty`): its exit status and everything it wrote, as a person's terminal shows it."""
+    `stdin_tty`): its exit status and everything it wrote, as a person's terminal shows it.
+    With `interrupt_after`, Ctrl-C is pressed after that many seconds (a follow never ends)."""
     import os
     import pty
+    import select
+    import signal
+    import time
 
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave,
                             stdin=slave if stdin_tty else subprocess.DEVNULL, env=env, cwd=ROOT)
     os.close(slave)
     chunks = []
+    deadline = None if interrupt_after is None else time.monotonic() + interrupt_after
     while True:
+        if deadline is not None and time.monotonic() >= deadline:
+            proc.send_signal(signal.SIGINT)
+            deadline = None
+        if not select.select([master], [], [], 0.2)[0]:
+            continue
         try:
             data = os.read(master, 65536)
         except OSError:  # the child closed the terminal

@@ -4,6 +4,7 @@ before it, kernel lines hours before the unit ran, and another unit failing mean
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -213,3 +214,15 @@ def test_cli_forms(journal_dir: Path, tmp_path: Path) -> None:
     assert since.returncode == 2 and since.stderr.count("\n") == 1 and "no entries" in since.stderr
     both = triage(str(ROOT / "examples" / "founding-incident.log"), "-u", "sglang")
     assert both.returncode == 2 and "not both" in both.stderr and "Traceback" not in both.stderr
+
+
+def test_follow_a_unit_in_the_journal(journal_dir: Path) -> None:
+    """`triage -u UNIT --follow`: journalctl -f with the unit's, systemd's and the kernel's lines."""
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer", "-D", str(journal_dir), "-u", "sglang-k26", "--follow",
+                             "--no-kb", "--format", "json", "--fail-on", "critical"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    out, err = proc.communicate(timeout=60)  # journalctl -f never ends; --fail-on does
+    assert proc.returncode == 1, err
+    finding = json.loads(out.decode().strip().split("\n")[0])
+    assert finding["id"] == "oom-restart-surfaces-toolchain-mismatch"
+    assert any("oom-kill:" in e["text"] for e in finding["evidence"])  # the kernel's line is there

@@ -65,8 +65,8 @@ def open_query(query: JournalQuery) -> JournalRead:
     _need_journalctl()
     warnings: list[str] = []
     sources: list[Source] = []
-    for place, label in _locations(query):
-        warning = access_warning(_place_dirs(place, query))
+    for place, label, folders in _locations(query):
+        warning = access_warning(folders)
         if warning:
             warnings.append(warning)
         try:
@@ -78,13 +78,14 @@ def open_query(query: JournalQuery) -> JournalRead:
     return JournalRead(sources, warnings)
 
 
-def _locations(query: JournalQuery) -> Iterator[tuple[list[str], str]]:
+def _locations(query: JournalQuery) -> Iterator[tuple[list[str], str, list[Path]]]:
+    """Each place to read: journalctl's arguments for it, its name, its folders."""
     if query.files:
-        yield [f"--file={f}" for f in query.files], ", ".join(query.files)
+        yield [f"--file={f}" for f in query.files], ", ".join(query.files), []
     for directory in query.directories:
-        yield ["--directory", directory], directory
+        yield ["--directory", directory], directory, [Path(directory)]
     if not query.files and not query.directories:
-        yield [], "this machine's journal"
+        yield [], "this machine's journal", list(LOCAL_DIRS)
 
 
 def _open_one(query: JournalQuery, place: list[str], label: str) -> Source:
@@ -106,6 +107,25 @@ def _open_one(query: JournalQuery, place: list[str], label: str) -> Source:
     span = _span(first - (0 if query.since else BEFORE_S), last + (0 if query.until else AFTER_S))
     name = f"{' and '.join([', '.join(units), 'kernel'])}, {span}"
     return open_journal(args, name if label == "this machine's journal" else f"{name} ({label})")
+
+
+FOLLOW_BACK = 1000  # entries before now that a follow starts with (journalctl -f shows 10)
+
+
+def follow_args(query: JournalQuery) -> list[str]:
+    """The journalctl command that follows the query live: the units' lines, systemd's about
+    them and the kernel's (no window: they are read as they come), from --since or the last
+    `FOLLOW_BACK` entries."""
+    places = list(_locations(query))
+    if len(places) > 1:
+        raise InputError("--follow reads one journal: give one --journal-dir or the --file options alone", "journal")
+    place, _, _ = places[0]
+    units = resolve_units(query.units, place) if query.units else []
+    matches = _matches(units, kernel=True) if units else (["_TRANSPORT=kernel"] if query.kernel else [])
+    start = ["--since", query.since] if query.since else ["--lines", str(FOLLOW_BACK)]
+    until = ["--until", query.until] if query.until else []
+    return [_need_journalctl(), *place, *_boot(query), *start, *until, "--follow", "-o", "json", "--no-pager",
+            *matches]
 
 
 def _boot(query: JournalQuery) -> list[str]:
@@ -224,12 +244,9 @@ def _span(start: int, end: int) -> str:
     return f"{time.strftime('%Y-%m-%d %H:%M', a)} to {time.strftime('%H:%M' if same_day else '%Y-%m-%d %H:%M', b)}"
 
 
-def _place_dirs(place: list[str], query: JournalQuery) -> list[Path]:
-    if query.files:
-        return []
-    if "--directory" in place:
-        return [Path(place[place.index("--directory") + 1])]
-    return list(LOCAL_DIRS)
+def journal_folders(query: JournalQuery) -> list[Path]:
+    """The folders whose journal files the query reads (none for named files)."""
+    return [folder for _, _, folders in _locations(query) for folder in folders]
 
 
 def access_warning(folders: Sequence[Path]) -> str | None:
