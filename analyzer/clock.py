@@ -42,3 +42,10 @@ def _iso(m: re.Match[str]) -> float | None:
         digits = zone[1:].replace(":", "")
         offset = (int(digits[:2]) * 3600 + int(digits[2:4]) * 60) * (1 if zone[0] == "+" else -1)
     return base.replace(tzinfo=dt.UTC).timestamp() - offset + float(f"0.{(m[3] or '0')[:6]}")
+
+
+def iso(seconds: float | None) -> str | None:
+    """Seconds as ISO 8601 UTC (`2026-05-03T09:58:10Z`), as reports write times."""
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

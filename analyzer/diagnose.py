@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from analyzer.choices import Confidence, FindingKind
-from analyzer.clock import to_seconds
+from analyzer.clock import iso, to_seconds
 from analyzer.facts import derive, newest, normalise
 from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
@@ -88,7 +88,7 @@ def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: 
               for c in chains]
     ranked = _fold(sorted(chains + ranked, key=lambda f: (-f.score, f.first_line)), library)
     starts = {pid for pid in library.patterns if library.mark(pid) is Mark.start}
-    ranked = [f.model_copy(update={"runs": _runs(f, occ, starts)}) for f in ranked]
+    ranked = [f.model_copy(update={"runs": _runs(f, occ, starts), **_times(f, occ)}) for f in ranked]
     return Diagnosis(ranked, facts, _timeline(occ, ranked, library))
 
 
@@ -313,6 +313,13 @@ def _runs(f: Finding, occ: Sequence[Occurrence], start_ids: set[str]) -> int:
     return len({sum(1 for s in starts if s[0] == p and s[1] < line) for p, line in mine})
 
 
+def _times(f: Finding, occ: Sequence[Occurrence]) -> dict[str, str | None]:
+    """The first and last times of a finding's occurrences (a chain's: of its links)."""
+    ids = {f.id, *f.members}
+    seconds = [o.seconds for o in occ if o.pattern_id in ids and o.seconds is not None]
+    return {"first_time": iso(min(seconds, default=None)), "last_time": iso(max(seconds, default=None))}
+
+
 def _timeline(occ: Sequence[Occurrence], findings: Sequence[Finding],
               library: CompiledLibrary) -> list[TimelineEntry]:
     first: dict[str, str] = {}
@@ -328,14 +335,6 @@ def _timeline(occ: Sequence[Occurrence], findings: Sequence[Finding],
         if kind is None and (o.pattern_id in seen or o.pattern_id not in first or (o.path, o.line) in signal_lines):
             continue
         seen.add(o.pattern_id)
-        entries.append(TimelineEntry(time=_fmt(o.seconds), path=o.path, line=o.line, host=o.host,
+        entries.append(TimelineEntry(time=iso(o.seconds), path=o.path, line=o.line, host=o.host,
                                      unit=o.unit, kind=kind.value if kind else o.pattern_id, text=whole_line(o.text)))
     return entries
-
-
-def _fmt(seconds: float | None) -> str | None:
-    if seconds is None:
-        return None
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -194,6 +194,8 @@ class Finding(Model):
     count: int = 1
     first_line: int = 0
     last_line: int = 0
+    first_time: str | None = None  # ISO 8601 UTC of the first occurrence whose time the log shows
+    last_time: str | None = None
     captures: dict[str, str] = Field(default_factory=dict)
     related: list[Related] = Field(default_factory=list)
     score: float = 0.0

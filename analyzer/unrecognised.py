@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.choices import Confidence, FindingKind, Severity
+from analyzer.clock import iso, to_seconds
 from analyzer.events import EXCEPTION
 from analyzer.library.rules import Emitter
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, whole_line
@@ -75,6 +76,13 @@ class Unexplained:
     evidence: Evidence
     frame: Frame | None = None  # the innermost frame, where it was raised
     count: int = 1
+    first: float | None = None  # seconds of the first and last occurrences whose time is known
+    last: float | None = None
+
+    def seen_at(self, seconds: float | None) -> None:
+        if seconds is not None:
+            self.first = seconds if self.first is None else min(self.first, seconds)
+            self.last = seconds if self.last is None else max(self.last, seconds)
 
 
 @dataclass
@@ -89,19 +97,24 @@ class Collector:
             if line is None:
                 continue
             template = mask(line)
+            when = to_seconds(event.records[-1].time)
             if template in self.items:
                 self.items[template].count += 1
+                self.items[template].seen_at(when)
             elif len(self.items) < MAX_TEMPLATES:
                 last = event.records[-1]
                 self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
                                                                              text=whole_line(line)),
                                                    event.frames[-1] if event.frames else None)
+                self.items[template].seen_at(when)
 
     def merge(self, other: Collector) -> None:
         """Fold in the collector of another input read elsewhere (a `--jobs` worker)."""
         for template, item in other.items.items():
             if template in self.items:
                 self.items[template].count += item.count
+                self.items[template].seen_at(item.first)
+                self.items[template].seen_at(item.last)
             elif len(self.items) < MAX_TEMPLATES:
                 self.items[template] = item
 
@@ -149,7 +162,8 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter]) -> list[
             cause=f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised} "
                   "It is reported so that it is not lost: the cause is not known to triage.",
             fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line,
-            last_line=u.evidence.line, captures={"program": who[0]} if who else {},
+            last_line=u.evidence.line, first_time=iso(u.first), last_time=iso(u.last),
+            captures={"program": who[0]} if who else {},
             reasons=[f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
                      "explain a cause and above those that only describe consequences (low confidence)"]))
     return out
