@@ -42,7 +42,7 @@ app.add_typer(kb_app, name="kb")
 site_app = typer.Typer(no_args_is_help=True, help="A static site of the patterns and postmortems.")
 app.add_typer(site_app, name="site")
 
-SUBCOMMANDS = {"analyze", "patterns", "kb", "search", "site"}
+SUBCOMMANDS = {"analyze", "patterns", "kb", "search", "site", "fleet"}
 
 IndexOpt = Annotated[Path | None, typer.Option("--index", help="The DuckDB index file (default: in ~/.cache/triage).")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Embedding model folder (default: all-MiniLM-L6-v2).")]
@@ -198,6 +198,42 @@ def _follow(files: list[str], journal: JournalQuery | None, library: CompiledLib
             process.terminate()
             process.wait()
     return ExitCode.FINDINGS if met else ExitCode.OK
+
+
+@app.command()
+def fleet(
+    inputs: Annotated[list[str], typer.Argument(
+        help="Node logs: a folder with one subfolder or file per node, files, globs (.gz, .zst, journal "
+             "folders), or nodes' own `triage --format json` reports.", show_default=False)],
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (terminal, json, markdown).")
+                   ] = Format.terminal,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write every node's findings as one table to this Parquet file (DuckDB, Spark, Trino).")
+                   ] = None,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", help="Run the per-node analysis as Ray tasks: on the cluster at this address (auto: the one "
+                      "RAY_ADDRESS names), or `local` for a Ray instance started here.")] = None,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=0, help="Local worker processes (0: one per core); ignored with --ray.")] = 0,
+    fail_on: Annotated[Severity | None, typer.Option(
+        "--fail-on", help="Exit 1 when a finding has this severity or higher.")] = None,
+    patterns: PatternsOpt = None,
+) -> int:
+    """Triage many nodes at once: which node failed first, and which failures are echoes.
+
+    Example: triage fleet /srv/incident/ --out fleet.parquet    (one folder or file per node)
+    """
+    from analyzer import render
+    from analyzer.fleet.driver import triage_fleet
+
+    if fmt not in (Format.terminal, Format.json, Format.markdown):
+        raise TriageError("triage fleet prints terminal, json or markdown")
+    report = triage_fleet(inputs, jobs=jobs or min(os.cpu_count() or 1, 8), ray_address=ray, out=out,
+                          extra_patterns=patterns or [])
+    render.render_fleet(report, fmt)
+    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
+        return ExitCode.FINDINGS
+    return ExitCode.OK
 
 
 def _engine(name: str):  # type: ignore[no-untyped-def]

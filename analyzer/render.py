@@ -22,6 +22,7 @@ from rich.text import Text
 from rich.theme import Theme
 
 from analyzer.choices import Color, FindingKind, Format
+from analyzer.fleet.model import FleetFinding, FleetReport, FleetSymptom
 from analyzer.models import Finding, Hypothesis, Related, Report
 from analyzer.prose import clip, without_title
 
@@ -419,3 +420,141 @@ def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full
         title = Text.assemble((f" #{i} ", "title"), (f"{h.kind} · {h.id} · score {h.score:.2f} ", "muted"))
         con.print(Panel(Group(Text(h.title, style="title"), *body), title=title, title_align="left",
                         border_style="muted"))
+
+
+def render_fleet(report: FleetReport, fmt: Format, out: TextIO | None = None) -> None:
+    """A fleet report: JSON (the contract), Markdown, or the terminal's node-by-time overview
+    and ranked findings."""
+    stream = out or sys.stdout
+    if fmt is Format.json:
+        stream.write(report.model_dump_json(indent=2) + "\n")
+        return
+    if fmt is Format.markdown:
+        stream.write(fleet_markdown(report))
+        return
+    con = console(stream)
+    for line in fleet_header(report):
+        con.print(Text(line, style="muted"))
+    for line in fleet_overview(report):
+        con.print(Text(line), no_wrap=True, overflow="ellipsis")
+    if not report.findings:
+        con.print("No failure found on any node.", style="title")
+    for f in report.findings:
+        con.print(_fleet_panel(f))
+    for w in report.warnings:
+        con.print(Text(f"warning: {w}", style="sev.medium"))
+
+
+def fleet_header(report: FleetReport) -> list[str]:
+    failing = sum(1 for n in report.nodes if n.findings)
+    lines = [f"triage fleet: {len(report.nodes)} nodes, {sum(n.lines for n in report.nodes):,} lines, "
+             f"{failing} with findings"]
+    if report.root_node:
+        root = report.findings[0]
+        lines.append(f"root cause: {report.root_node}, {root.title} at {root.first_time or 'an unknown time'}")
+    elif report.straggler:
+        lines.append(f"no failure of its own on any node; {report.straggler} logged nothing while the others "
+                     "timed out waiting: the straggler, or it died without a word (read its kernel log)")
+    lines.append(f"clocks: {report.alignment}")
+    return lines
+
+
+OVERVIEW_WIDTH = 48  # time buckets in the node-by-time overview
+OVERVIEW_ROWS = 24
+
+
+def fleet_overview(report: FleetReport) -> list[str]:
+    """One row per node with findings, earliest first: `X` the root cause, `!` another failure,
+    `~` an echo (a timeout waiting on a peer), on a shared time axis."""
+    marks: dict[str, list[tuple[str, str]]] = {}
+    for f in report.findings:
+        mark = "X" if f.root else ("~" if f.consequence else "!")
+        for n in f.nodes:
+            if n.first_time:
+                marks.setdefault(n.node, []).append((n.first_time, mark))
+        for s in f.symptoms:
+            for node in s.nodes:
+                if s.first_time:
+                    marks.setdefault(node, []).append((_node_time(report, s.id, node) or s.first_time, "~"))
+    times = sorted(t for ms in marks.values() for t, _ in ms)
+    if not times:
+        return []
+    start, end = _epoch(times[0]), _epoch(times[-1])
+    span = max(end - start, 1.0)
+    order = sorted(marks, key=lambda n: (min(t for t, _ in marks[n]), n))
+    width = max(len(n) for n in order[:OVERVIEW_ROWS])
+    rows = [f"{'node':<{width}}  {times[0][11:19]}{' ' * (OVERVIEW_WIDTH - 16)}{times[-1][11:19]}"]
+    for node in order[:OVERVIEW_ROWS]:
+        cells = ["."] * OVERVIEW_WIDTH
+        for t, mark in sorted(marks[node], key=lambda m: "~!X".index(m[1])):
+            cells[min(int((_epoch(t) - start) / span * (OVERVIEW_WIDTH - 1)), OVERVIEW_WIDTH - 1)] = mark
+        rows.append(f"{node:<{width}}  {''.join(cells)}")
+    if len(order) > OVERVIEW_ROWS:
+        rows.append(f"… {len(order) - OVERVIEW_ROWS} more nodes with findings")
+    rows.append("X root cause   ! another failure   ~ an echo of a failure elsewhere (timeout, peer gone)")
+    return rows
+
+
+def _node_time(report: FleetReport, finding_id: str, node: str) -> str | None:
+    for f in report.findings:
+        if f.id == finding_id:
+            return next((n.first_time for n in f.nodes if n.node == node), None)
+    return None
+
+
+def _epoch(iso: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC).timestamp()
+
+
+def _fleet_panel(f: FleetFinding) -> Panel:
+    where = ", ".join(n.node for n in f.nodes[:6]) + (f" and {len(f.nodes) - 6} more" if len(f.nodes) > 6 else "")
+    parts: list[Text | Table] = [Text(f.title, style="title"), Text(f.cause),
+                                 Text(f"\nOn {len(f.nodes)} node(s): {where}; first on {f.first_node}"
+                                      f"{' at ' + f.first_time if f.first_time else ''}", style="muted")]
+    reruns = [n for n in f.nodes if n.runs > 1]
+    if reruns:
+        parts.append(Text("Failed again across runs: " + ", ".join(f"{n.node} ({n.runs} runs)" for n in reruns),
+                          style="muted"))
+    ev = Table.grid(padding=(0, 1))
+    ev.add_column(style="location", no_wrap=True)
+    ev.add_column(style="evidence")
+    for e in f.evidence:
+        ev.add_row(Text(f"{e.node} line {e.line}"), Text(fold(e.text)))
+    parts += [Text("\nEvidence", style="title"), ev]
+    if f.symptoms:
+        parts += [Text("\nEchoes on other nodes (folded under this finding)", style="title"),
+                  _items(["·"] * len(f.symptoms), [fleet_symptom_line(s) for s in f.symptoms], "muted")]
+    if f.reasons:
+        parts += [Text("\nWhy", style="title"), _items(["-"] * len(f.reasons), f.reasons, "muted")]
+    parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
+    if f.avoid:
+        parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
+    sev = f.severity.value
+    label = "root cause · " if f.root else ("echo · " if f.consequence else "")
+    title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), (f" #{f.rank} ", "title"), (f"{label}{f.id} ", "muted"))
+    return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
+
+
+def fleet_symptom_line(s: FleetSymptom) -> str:
+    return f"{s.title} on {len(s.nodes)} node(s), {s.processes} process(es), {times(s.count)} [{s.id}]"
+
+
+def fleet_markdown(report: FleetReport) -> str:
+    out = ["# Fleet triage", ""] + [f"- {line}" for line in fleet_header(report)] + [""]
+    overview = fleet_overview(report)
+    if overview:
+        out += ["```", *overview, "```", ""]
+    for f in report.findings:
+        label = " (root cause)" if f.root else (" (echo)" if f.consequence else "")
+        out += [f"## #{f.rank} {_md_escape(f.title)}{label}", "",
+                f"`{f.id}` · {f.severity.value} · on {len(f.nodes)} node(s), first on **{f.first_node}**"
+                f"{' at ' + f.first_time if f.first_time else ''}", "", _md_escape(f.cause), ""]
+        out += [f"- `{e.node}:{e.line}` `{e.text}`" for e in f.evidence] + [""]
+        if f.symptoms:
+            out += ["Echoes folded under it:", ""] + [f"- {_md_escape(fleet_symptom_line(s))}" for s in f.symptoms]
+            out.append("")
+        out += ["Fix:", ""] + [f"{i}. {_md_escape(step)}" for i, step in enumerate(f.fix, 1)] + [""]
+    out += [f"> warning: {_md_escape(w)}" for w in report.warnings]
+    return "\n".join(out).rstrip() + "\n"

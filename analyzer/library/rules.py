@@ -107,6 +107,14 @@ class EmittersFile(Strict):
     emitters: dict[str, Emitter]
 
 
+class FleetFile(Strict):
+    """fleet.yaml: the patterns that are one node's echo of another node's failure."""
+
+    source: str = Field(min_length=5)
+    skew_s: float = Field(ge=0)
+    consequences: dict[str, str]
+
+
 class FactsFile(Strict):
     facts: dict[str, FactDef]
 
@@ -131,6 +139,8 @@ class RuleBook:
     chains: list[Chain]
     emitters: dict[str, Emitter] = field(default_factory=dict)
     phases: list[Phase] = field(default_factory=list)  # most specific first
+    consequences: dict[str, str] = field(default_factory=dict)  # pattern id → why it is another node's echo
+    skew_s: float = 5.0
 
     @staticmethod
     def empty() -> RuleBook:
@@ -160,7 +170,9 @@ def load_rulebook(patterns_root: Path) -> RuleBook:
     chains = _load(folder / "chains.yaml", ChainsFile)
     emitters = _load(folder / "emitters.yaml", EmittersFile)
     phases = _load(folder / "phases.yaml", PhasesFile)
-    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters, phases.phases)
+    fleet = _load(folder / "fleet.yaml", FleetFile)
+    return RuleBook(facts.facts, compat.tables, rules.rules, chains.chains, emitters.emitters, phases.phases,
+                    fleet.consequences, fleet.skew_s)
 
 
 _RELEASE = re.compile(r"(?P<release>\d+(?:\.\d+)*)(?:[.-]?(?P<tag>a|b|rc|dev|post)\.?(?P<n>\d*))?")
@@ -194,6 +206,7 @@ def check_references(book: RuleBook, patterns: Mapping[str, Sequence[str]], root
             ids(f"chains.yaml {chain.id}", cand.patterns)
             problems.extend((f"chains.yaml {chain.id}", f"names an unknown fact `{f}`")
                             for f in cand.facts_changed if f not in book.facts)
+    ids("fleet.yaml", list(book.consequences))
     for pid, conds in patterns.items():
         conditions(f"pattern {pid}", conds)
     if problems:
