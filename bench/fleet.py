@@ -43,7 +43,7 @@ def run(mode: str, folder: Path) -> dict[str, object]:
     done = subprocess.run([sys.executable, "-c", _DRIVER, mode, str(folder)], cwd=ROOT, capture_output=True,
                           text=True, check=True)
     took = time.perf_counter() - start
-    result = json.loads(done.stdout.strip().split("\n")[-1])
+    result: dict[str, object] = json.loads(done.stdout.strip().split("\n")[-1])
     result["seconds"] = round(took, 1)
     return result
 
