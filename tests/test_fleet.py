@@ -131,3 +131,24 @@ def test_cli(fleets: dict[str, tuple[Path, dict[str, object]]], tmp_path: Path) 
     missing = subprocess.run([sys.executable, "-m", "analyzer", "fleet", str(tmp_path / "nope")], cwd=ROOT,
                              capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+def test_a_node_failing_again_across_runs_is_counted(tmp_path: Path) -> None:
+    """Two runs of the service on one node, each ending in the same CUDA error: the fleet
+    finding keeps the node's run count and the terminal says it."""
+    lines = []
+    for i, minute in enumerate((0, 20)):
+        at = f"2026-05-03T10:{minute + 5:02d}:00+0000 node-a python3[51{i}0]:"
+        lines += [f"2026-05-03T10:{minute:02d}:00+0000 node-a systemd[1]: Started vllm.service - vLLM.",
+                  f"{at} Traceback (most recent call last):",
+                  f'{at}   File "/srv/venv/lib/python3.12/site-packages/vllm/worker/model_runner.py", line 1547, '
+                  "in execute_model",
+                  f"{at}     hidden_or_intermediate_states = model_executable(",
+                  f"{at} RuntimeError: CUDA error: an illegal memory access was encountered"]
+    (tmp_path / "a.log").write_text("\n".join(lines) + "\n")
+    report = triage_fleet([str(tmp_path)])
+    error = next(f for f in report.findings if f.id == "cuda-illegal-memory-access")
+    assert [(n.node, n.runs, n.count) for n in error.nodes] == [("node-a", 2, 2)]
+    shown = subprocess.run([sys.executable, "-m", "analyzer", "fleet", str(tmp_path)], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert "Failed again across runs: node-a (2 runs)" in shown.stdout
