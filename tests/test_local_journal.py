@@ -206,6 +206,9 @@ def test_cli_forms(journal_dir: Path, tmp_path: Path) -> None:
     unit = triage("-D", str(journal_dir), "-u", "sglang-k26", "--no-kb", "--format", "json")
     assert unit.returncode == 0, unit.stderr
     assert '"path": "sglang-k26.service and kernel, 2026-05-03' in unit.stdout
+    one_file = triage("--file", str(journal_dir / "system.journal"), "-u", "sglang-k26", "--no-kb", "--format", "json")
+    assert one_file.returncode == 0 and "sglang-k26.service and kernel" in one_file.stdout, one_file.stderr
+    assert "oom-restart-surfaces-toolchain-mismatch" in one_file.stdout
     boot = triage("-D", str(journal_dir), "-b", "--no-kb", "--format", "json")  # -b alone: this boot
     assert boot.returncode == 0 and "journal (this boot" in boot.stdout
     before = triage("-D", str(journal_dir), "-b", "-1", "-k", "--no-kb", "--format", "json")
