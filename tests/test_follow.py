@@ -9,7 +9,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from analyzer.follow import CONTEXT, Follower
 from analyzer.library.compile import CompiledLibrary
@@ -26,12 +29,27 @@ def _benign_lines() -> list[bytes]:
     return lines
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_follower_left() -> Iterator[None]:
+    """A follow never ends by itself: whatever a test leaves running (a failed assertion) is killed."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 class Triage:
     """`triage --follow` in a subprocess whose stdin the test writes as the log goes on."""
 
     def __init__(self, *args: str, stdin: int | None = subprocess.PIPE) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "analyzer", "--follow", "--no-kb", *args], cwd=ROOT,
                                      stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _STARTED.append(self.proc)
 
     def write(self, lines: list[bytes]) -> None:
         assert self.proc.stdin is not None
