@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from analyzer.choices import Severity
 from analyzer.errors import PatternError
+from analyzer.kb.ids import postmortem_paths
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 
 SECTIONS = ("Summary", "Timeline", "What happened", "Why", "How it was fixed", "Lessons")
@@ -85,4 +86,4 @@ def load_postmortem(path: Path) -> Postmortem:
 
 def load_kb(root: Path) -> list[Postmortem]:
     """Every postmortem under `root`; raises on the first invalid file (see kb lint for all)."""
-    return [load_postmortem(p) for p in sorted(root.glob("*.md")) if p.name != "README.md"]
+    return [load_postmortem(p) for p in postmortem_paths(root)]

@@ -15,7 +15,6 @@ from pydantic import Field, StringConstraints, model_validator
 from analyzer.choices import Confidence, Severity
 from analyzer.library.schema import Area, Expression, KebabId, MatchSpec, Pattern, Status, Strict
 
-CATALOGUE_DIR = "catalogues"
 MAX_TITLE = 120
 _FIELD = re.compile(r"\{(key|name|number|string|summary)\}")
 _LOOKAROUND = re.compile(r"\(\?<?[=!][^()]*\)")  # hyperscan has none: the trigger drops them

@@ -12,7 +12,8 @@ from analyzer import choices
 from analyzer.cache import cache_dir, prune, read_cached, write_atomic
 from analyzer.errors import PatternError, PatternErrors
 from analyzer.library import catalogue, schema
-from analyzer.library.catalogue import CATALOGUE_DIR, Catalogue, expand
+from analyzer.library.catalogue import Catalogue, expand
+from analyzer.library.ids import is_catalogue, pattern_files
 from analyzer.library.schema import Pattern
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 
@@ -50,14 +51,8 @@ def pattern_paths(roots: Iterable[Path]) -> list[Path]:
     for root in roots:
         if not root.is_dir():
             raise PatternError("pattern folder does not exist", root)
-        paths.extend(sorted(p for p in root.rglob("*.yaml")
-                            if not any(part.startswith("_") for part in p.relative_to(root).parts)
-                            and p.name != "known-false-positives.yaml"))
+        paths.extend(pattern_files(root))
     return paths
-
-
-def is_catalogue(path: Path) -> bool:
-    return path.parent.name == CATALOGUE_DIR
 
 
 def load_catalogue(path: Path, text: str | None = None) -> Catalogue:
