@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 # typer vendors click since 0.29 (pinned in pyproject); its exceptions are only named here
+from typer._click.core import Context
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
+from typer._click.shell_completion import CompletionItem
+from typer.core import TyperGroup
 
 from analyzer import __version__
 from analyzer.choices import Color, Format, InputForm, Severity
@@ -29,8 +32,33 @@ if TYPE_CHECKING:
     from analyzer.library.compile import CompiledLibrary
     from analyzer.triage import JournalQuery
 
+class _Root(TyperGroup):
+    """Shell completion leaves paths (log files, folders) to the shell: an empty answer makes
+    the installed script fall back to the shell's own file completion (bash `-o default`, zsh
+    `_files`, fish), with its quoting and `~`. As `triage FILE` is `triage analyze FILE`, where
+    what is typed begins both a subcommand and a path, the paths are offered here too."""
+
+    def shell_complete(self, ctx: Context, incomplete: str) -> list[CompletionItem]:
+        items = super().shell_complete(ctx, incomplete)
+        if items and incomplete and not incomplete.startswith("-"):
+            items += [CompletionItem(p) for p in _paths_starting(incomplete)]
+        return items
+
+
+def _paths_starting(prefix: str, most: int = 200) -> list[str]:
+    """The files and folders (with a `/`) whose path begins with `prefix`, as typed."""
+    stem = prefix.rpartition("/")[2]
+    head = prefix[:len(prefix) - len(stem)]
+    try:
+        entries = sorted(os.scandir(os.path.expanduser(head) or "."), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [head + e.name + ("/" if e.is_dir() else "") for e in entries
+            if e.name.startswith(stem) and (stem.startswith(".") or not e.name.startswith("."))][:most]
+
+
 app = typer.Typer(
-    name="triage", no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    name="triage", cls=_Root, no_args_is_help=True, rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Find the root cause of a GPU/LLM-serving failure in its logs.\n\n"
          "Example: triage -u sglang    |    triage journal.log    |    journalctl -u sglang | triage",
@@ -43,6 +71,7 @@ site_app = typer.Typer(no_args_is_help=True, help="A static site of the patterns
 app.add_typer(site_app, name="site")
 
 SUBCOMMANDS = {"analyze", "patterns", "kb", "search", "site", "fleet"}
+COMPLETE_VAR = "_TRIAGE_COMPLETE"  # set by the completion script (`--install-completion`) for each TAB
 
 IndexOpt = Annotated[Path | None, typer.Option("--index", help="The DuckDB index file (default: in ~/.cache/triage).")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Embedding model folder (default: all-MiniLM-L6-v2).")]
@@ -64,6 +93,24 @@ def _root(
 
 PatternsOpt = Annotated[list[Path] | None, typer.Option(
     "--patterns", help="Extra pattern folder (a team's private patterns); repeatable.")]
+
+
+def _pattern_ids(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion: the ids of the library and of the --patterns folders given so far,
+    read from file names (no validation: a TAB must answer at once)."""
+    from analyzer.data import builtin_patterns
+    from analyzer.library.ids import pattern_ids
+
+    given = set(ctx.params.get("ids") or [])
+    roots = [builtin_patterns(), *(ctx.params.get("patterns") or [])]
+    return [i for i in pattern_ids(roots) if i.startswith(incomplete) and i not in given]
+
+
+def _postmortem_ids(incomplete: str) -> list[str]:
+    from analyzer.data import data_dir
+    from analyzer.kb.ids import postmortem_ids
+
+    return [i for i in postmortem_ids(data_dir("kb")) if i.startswith(incomplete)]
 
 
 @app.command()
@@ -263,7 +310,8 @@ def patterns_list(
 
 @patterns_app.command("test")
 def patterns_test(
-    ids: Annotated[list[str] | None, typer.Argument(help="Pattern ids; all when none.")] = None,
+    ids: Annotated[list[str] | None, typer.Argument(help="Pattern ids; all when none.",
+                                                    autocompletion=_pattern_ids)] = None,
     patterns: PatternsOpt = None,
 ) -> int:
     """Run every pattern's fixture: must-match and must-not-match lines.
@@ -277,7 +325,7 @@ def patterns_test(
 
 @patterns_app.command("show")
 def patterns_show(
-    pattern_id: Annotated[str, typer.Argument(help="The pattern id.")],
+    pattern_id: Annotated[str, typer.Argument(help="The pattern id.", autocompletion=_pattern_ids)],
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.terminal,
     patterns: PatternsOpt = None,
 ) -> int:
@@ -376,7 +424,8 @@ def kb_list(fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.term
 
 
 @kb_app.command("show")
-def kb_show(postmortem_id: Annotated[str, typer.Argument(help="The postmortem id.")]) -> int:
+def kb_show(postmortem_id: Annotated[str, typer.Argument(help="The postmortem id.",
+                                                         autocompletion=_postmortem_ids)]) -> int:
     """Print a postmortem.
 
     Example: triage kb show 2026-05-03-flashinfer-sm120-rejected-after-oom-restart
@@ -518,6 +567,13 @@ def _boot_args(args: list[str]) -> list[str]:
     return out
 
 
+def _complete_when_asked() -> None:
+    """A shell asking for completions (its script sets COMPLETE_VAR for each TAB, with the
+    terminal on stdin): answered by typer, which exits, before any routing or reading."""
+    if os.environ.get(COMPLETE_VAR):
+        app(prog_name="triage")
+
+
 def _usage_when_alone(raw: list[str]) -> None:
     """`triage` typed alone on a terminal: the three commonest uses, not an error."""
     if not raw and sys.stdin.isatty():
@@ -535,7 +591,7 @@ def _route(args: list[str]) -> list[str]:
     if not args and not sys.stdin.isatty():
         return ["analyze"]
     for arg in args:
-        if arg in ("--help", "-h", "--version"):
+        if arg in ("--help", "-h", "--version", "--install-completion", "--show-completion"):
             return args
         if not arg.startswith("-") or arg == "-":
             return args if arg in SUBCOMMANDS else ["analyze", *_boot_args(_redact_args(args))]
@@ -544,6 +600,7 @@ def _route(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    _complete_when_asked()
     raw = list(sys.argv[1:] if argv is None else argv)
     _usage_when_alone(raw)
     _catch_sigint()
