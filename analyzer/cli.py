@@ -371,10 +371,12 @@ def patterns_new(
     source: Annotated[str, typer.Option("--from", help="FILE:LINE of a real log line.")],
     area: Annotated[str, typer.Option("--area", help="Area folder.")] = "runtime",
     root: Annotated[Path | None, typer.Option(
-        "--patterns", help="Pattern folder to write into (a team's private patterns), as test and lint take it."
+        "--out", "--patterns", help="Pattern folder to write into (default: the patterns/ of the checkout you "
+                                    "are in); --patterns is the same, as test and lint take it."
     )] = None,
 ) -> int:
-    """Draft a pattern and its fixture from a real log line (secrets redacted).
+    """Draft a pattern and its fixture from a real log line (secrets redacted; the logger's
+    prefix left out of the regex, numbers as named groups).
 
     Example: triage patterns new vllm-engine-dead --from service.log:120 --area serving
     """

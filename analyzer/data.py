@@ -33,3 +33,41 @@ def corpus_logs() -> list[Path]:
     """The development corpus of a checkout (tests/data/corpus); none in an installed wheel."""
     folder = test_data_dir() / "corpus"
     return sorted(folder.glob("*.log")) if folder.is_dir() else []
+
+
+PROJECT = "triage"
+_SCHEMA_MARK = "`triage patterns schema`"  # in the $comment of the generated patterns/schema.json
+
+
+def checkout_patterns(start: Path) -> Path | None:
+    """The `patterns/` of the checkout of this project that `start` lies in, looking upward:
+    the nearest folder holding the project's `patterns/schema.json`, or a `pyproject.toml`
+    naming the project. None outside any checkout (an installed package is not one: drafts
+    are never written into site-packages)."""
+    try:
+        start = start.resolve(strict=True)
+    except OSError:  # a current folder removed under the process
+        return None
+    for folder in (start, *start.parents):
+        if folder == _PACKAGE or _PACKAGE in folder.parents:  # a wheel's analyzer/_data/patterns
+            continue
+        if _is_project_schema(folder / "patterns" / "schema.json") or _names_project(folder / "pyproject.toml"):
+            return folder / "patterns"
+    return None
+
+
+def _is_project_schema(path: Path) -> bool:
+    try:
+        return _SCHEMA_MARK in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _names_project(pyproject: Path) -> bool:
+    import tomllib
+
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project")
+    except (OSError, ValueError):  # missing, unreadable, or not TOML (TOMLDecodeError is a ValueError)
+        return False
+    return isinstance(project, dict) and project.get("name") == PROJECT

@@ -4,6 +4,10 @@ without the logger's prefix, numbers as named groups, still matching the line it
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,8 @@ import regex
 import yaml
 
 from analyzer.authoring.pattern_draft import draft_pattern, draft_regex, message_core
+from analyzer.authoring.pattern_lint import lint_library
+from tests.conftest import ROOT
 
 # (the line as the log has it, pieces of its prefix that the regex must not hold, the named groups)
 LINES: list[tuple[str, list[str], dict[str, str]]] = [
@@ -91,3 +97,69 @@ def test_a_redacted_secret_becomes_a_token_that_matches_any_secret(tmp_path: Pat
     rx = yaml.safe_load(draft.yaml_text)["match"]["any"][0]["regex"]
     assert "hf_abc" not in draft.yaml_text + draft.log_text and "REDACTED" not in rx
     assert regex.search(rx, line) and regex.search(rx, line.replace("hf_abcdef", "hf_zyxwvu"))
+
+
+def triage_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "analyzer", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def _log(tmp_path: Path) -> Path:
+    log = tmp_path / "svc.log"
+    log.write_text(f"{LINES[3][0]}\n")
+    return log
+
+
+def test_new_writes_into_the_checkout_it_is_run_in(tmp_path: Path) -> None:
+    checkout = tmp_path / "clone"
+    (checkout / "patterns").mkdir(parents=True)
+    shutil.copy(ROOT / "patterns" / "schema.json", checkout / "patterns")
+    (checkout / "docs").mkdir()
+    res = triage_in(checkout / "docs", "patterns", "new", "team-pyspy", "--from", f"{_log(tmp_path)}:1",
+                    "--area", "serving")
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (checkout / "patterns" / "serving").iterdir()) == ["team-pyspy.log",
+                                                                                     "team-pyspy.yaml"]
+    assert not list((ROOT / "patterns").rglob("team-pyspy.*"))
+    assert f"cd {checkout} && python -m analyzer patterns test team-pyspy" in res.stdout
+    # a pyproject.toml naming the project marks a checkout too
+    other = tmp_path / "fresh"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "triage"\nversion = "0.1.0"\n')
+    assert triage_in(other, "patterns", "new", "team-pyspy", "--from", f"{_log(tmp_path)}:1").returncode == 0
+    assert (other / "patterns" / "runtime" / "team-pyspy.yaml").is_file()
+
+
+def test_new_outside_a_checkout_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    log = _log(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "pyproject.toml").write_text('[project]\nname = "another-project"\n')
+    before = sorted(tmp_path.rglob("*"))
+    res = triage_in(elsewhere, "patterns", "new", "team-pyspy", "--from", f"{log}:1")
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and "--out DIR" in res.stderr and "Traceback" not in res.stderr
+    assert sorted(tmp_path.rglob("*")) == before
+    assert not list((ROOT / "patterns").rglob("team-pyspy.*"))
+
+
+def test_new_with_out_and_the_draft_passes_test_and_lint_once_finished(tmp_path: Path) -> None:
+    lib = tmp_path / "team-patterns"
+    res = triage_in(tmp_path, "patterns", "new", "team-pyspy", "--from", f"{_log(tmp_path)}:1", "--out", str(lib))
+    assert res.returncode == 0, res.stderr
+    pattern, fixture = lib / "runtime" / "team-pyspy.yaml", lib / "runtime" / "team-pyspy.log"
+    assert f"triage patterns test --patterns {lib} team-pyspy && triage patterns lint --patterns {lib}" in res.stdout
+    text = pattern.read_text()
+    assert r"(?P<pid>\d+)" in text and "TP4" not in text
+    pattern.write_text(text.replace("TODO one line naming the failure, not the detector", "py-spy is missing")
+                       .replace("TODO what failed and why, in the words an engineer searches for.",
+                                "SGLang's watchdog could not dump the stacks of process {pid}: py-spy is missing.")
+                       .replace("TODO what the failure does to the service.", "No stacks for the hang.")
+                       .replace("TODO a concrete step, with its command", "pip install py-spy")
+                       .replace("TODO the upstream file that prints this, or the issue thread", "sglang watchdog"))
+    fixture.write_text(fixture.read_text().replace("REPLACE WITH A REAL NEAR MISS: the same words in a harmless "
+                                                   "context", "[2025-06-26 07:25:31 DP4 TP4] Pyspy dumped PID 113688"))
+    tested = triage_in(tmp_path, "patterns", "test", "--patterns", str(lib), "team-pyspy")
+    assert tested.returncode == 0 and "1 passed, 0 failed" in tested.stdout, tested.stdout
+    assert [str(p) for p in lint_library([lib])] == []  # both engines compile the named groups

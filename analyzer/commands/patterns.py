@@ -10,7 +10,7 @@ from pathlib import Path
 from analyzer.authoring.fixture_runs import Outcome, run_fixture
 from analyzer.authoring.pattern_draft import unfinished
 from analyzer.choices import Format
-from analyzer.data import benign_logs, builtin_patterns, corpus_logs
+from analyzer.data import benign_logs, builtin_patterns, checkout_patterns, corpus_logs
 from analyzer.errors import PatternError
 from analyzer.library.catalogue import Catalogue
 from analyzer.library.compile import compile_library
@@ -155,15 +155,27 @@ def stats_patterns(extra: Sequence[Path], fmt: Format) -> None:
 
 
 def new_pattern(pattern_id: str, area: str, source: str, root: Path | None) -> list[str]:
+    """Draft into `root`, else into the patterns/ of the checkout the current folder lies in
+    (never into an installed package); print the files written and the next steps."""
     from analyzer.authoring.pattern_draft import draft_pattern, write_draft
 
-    draft = draft_pattern(pattern_id, area, source, root or builtin_patterns())
+    target = root if root is not None else checkout_patterns(Path("."))
+    if target is None:
+        raise PatternError("not in a checkout of triage (no patterns/schema.json or pyproject.toml of the project "
+                           "here or above): give the pattern folder to write into with --out DIR")
+    draft = draft_pattern(pattern_id, area, source, target)
     write_draft(draft)
-    folder = f" --patterns {root}" if root is not None else ""  # the same folder for test and lint
+    if root is not None:  # the same folder for test and lint, an extra one beside the library
+        check = f"triage patterns test --patterns {root} {pattern_id} && triage patterns lint --patterns {root}"
+    elif target.resolve() == builtin_patterns().resolve():
+        check = f"triage patterns test {pattern_id} && triage patterns lint"
+    else:  # a checkout other than the library this triage reads: run the checkout's own code
+        check = (f"cd {target.parent} && python -m analyzer patterns test {pattern_id} && "
+                 "python -m analyzer patterns lint")
     steps = [f"wrote {draft.yaml_path}", f"wrote {draft.log_path}", "next:",
              "  1. replace every TODO in the pattern; name the upstream source and references",
              "  2. replace the `# ok` placeholder with a real near miss; add more real `# match` lines",
-             f"  3. triage patterns test{folder} {pattern_id} && triage patterns lint{folder}",
+             f"  3. {check}",
              "  4. add a CHANGELOG line and open a pull request"]
     print_lines(steps)
     return steps
