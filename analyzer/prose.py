@@ -1,5 +1,6 @@
 """How text is shortened for a reader: at the end of a sentence that fits, else at a word
-boundary with an ellipsis, never mid-word; and a card's text without its title repeated."""
+boundary with an ellipsis, never mid-word; a long log line folded to its start and end; and a
+card's text without its title repeated."""
 
 from __future__ import annotations
 
@@ -24,3 +25,14 @@ def without_title(text: str, title: str) -> str:
     if heading and flat.lower().startswith(heading.lower()):
         return flat[len(heading):].lstrip(" .:-—").strip()
     return flat
+
+
+FOLD_AT = 700  # a longer evidence line is folded on a terminal (JSON and Markdown keep it whole)
+
+
+def fold(text: str) -> str:
+    """A long line for the terminal: its start and its end, which in an allocator or a
+    compiler message often holds the clue (private pools, fragmentation, the failing flag)."""
+    if len(text) <= FOLD_AT:
+        return text
+    return f"{text[:FOLD_AT // 2 - 40]} … {text[-(FOLD_AT // 2 + 40):]}"

@@ -23,8 +23,9 @@ from rich.theme import Theme
 
 from analyzer.choices import Color, FindingKind, Format
 from analyzer.fleet.model import FleetFinding, FleetReport, FleetSymptom
-from analyzer.models import Finding, Hypothesis, Related, Report
-from analyzer.prose import clip, without_title
+from analyzer.models import Finding, Report
+from analyzer.prose import clip, fold, without_title
+from analyzer.wording import RELATED_SHOWN, doc_date, hypothesis_line, opener, related_line, seen, times, where
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -138,7 +139,7 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     ev.add_column(style="location", no_wrap=True)
     ev.add_column(style="evidence")
     for e in f.evidence:  # one input: its name is in the header, the line number is enough
-        ev.add_row(Text(f"line {e.line}" if single_input else f"{e.path}:{e.line}"), Text(fold(e.text)))
+        ev.add_row(Text(where(e, single_input)), Text(fold(e.text)))
     parts += [Text("\nEvidence, in order" if f.kind is FindingKind.chain else "\nEvidence", style="title"), ev]
     if f.count > 1:
         parts.append(Text(f"{seen(f)}, lines {f.first_line}-{f.last_line}", style="muted"))
@@ -151,7 +152,7 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
         parts += [Text("\nWhy the earlier step could lead to the failure (candidates, checked against this log)",
                        style="title"),
                   _items(["✓" if h.supported else "?" for h in f.hypotheses],
-                         [_hypothesis(h, single_input) for h in f.hypotheses], "muted")]
+                         [hypothesis_line(h, single_input) for h in f.hypotheses], "muted")]
     parts += [Text("\nFix", style="title"), _items([f"{i}." for i in range(1, len(f.fix) + 1)], f.fix, "fix")]
     if f.avoid:
         parts += [Text("\nDo NOT", style="avoid"), _items(["✗"] * len(f.avoid), f.avoid, "avoid")]
@@ -170,58 +171,6 @@ def _panel(f: Finding, single_input: bool, explain: bool = False) -> Panel:
     title = Text.assemble((f" {sev.upper()} ", f"sev.{sev}"), (f" #{f.rank} ", "title"),
                           (f"{kind}{f.id} · confidence {f.confidence.value} ", "muted"))
     return Panel(Group(*parts), title=title, title_align="left", border_style=f"sev.{sev}")
-
-
-RELATED_SHOWN = 3  # past incidents under a finding, best first (JSON keeps them all)
-
-
-def times(n: int) -> str:
-    return "once" if n == 1 else f"{n} times"
-
-
-def seen(f: Finding) -> str:
-    """How often and where: "seen 6 times in 4 runs, across 6 processes" (runs are the unit's
-    starts; a run or process count of one is not said)."""
-    text = f"seen {times(f.count)}"
-    if f.runs > 1:
-        text += f" in {f.runs} runs"
-    if f.processes > 1:
-        text += f", across {f.processes} processes"
-    return text
-
-
-def opener(kind: str, doc_id: str) -> str:
-    """The command that opens a postmortem or a pattern, as search hits and related incidents show it."""
-    return f"triage kb show {doc_id}" if kind == "postmortem" else f"triage patterns show {doc_id}"
-
-
-def _date(kind: str, doc_id: str) -> str:
-    """A postmortem's date, from its id (2026-05-03-...); empty for a pattern."""
-    return doc_id[:10] if kind == "postmortem" and doc_id[:4].isdigit() else ""
-
-
-def related_line(r: Related) -> str:
-    """One line a reader can act on: title, date, similarity, and the command that opens it."""
-    score = "linked by the postmortem" if r.score >= 1.0 else f"similarity {r.score:.2f}"
-    return f"{r.title} ({', '.join(x for x in (_date(r.kind, r.id), score) if x)}) — {opener(r.kind, r.id)}"
-
-
-FOLD_AT = 700  # a longer evidence line is folded on a terminal (JSON and Markdown keep it whole)
-
-
-def fold(text: str) -> str:
-    """A long line for the terminal: its start and its end, which in an allocator or a
-    compiler message often holds the clue (private pools, fragmentation, the failing flag)."""
-    if len(text) <= FOLD_AT:
-        return text
-    return f"{text[:FOLD_AT // 2 - 40]} … {text[-(FOLD_AT // 2 + 40):]}"
-
-
-def _hypothesis(h: Hypothesis, single_input: bool) -> str:
-    if not h.supported:
-        return f"{h.claim} Nothing in this log shows it."
-    where = ", ".join(f"line {e.line}" if single_input else f"{e.path}:{e.line}" for e in h.evidence)
-    return f"{h.claim} Supported by {where}: {fold(h.evidence[0].text)}"
 
 
 def _items(marks: list[str], items: list[str], style: str) -> Table:
@@ -406,7 +355,7 @@ def render_hits(query: str, hits: Sequence[Any], out: TextIO | None = None, full
         con.print(Text(f"No incident or pattern matches {query!r}.", style="title"))
     if not full:
         for i, h in enumerate(hits, 1):
-            when = _date(h.kind, h.id) or h.severity
+            when = doc_date(h.kind, h.id) or h.severity
             con.print(Text.assemble((f"{i:>2}. ", "title"), (f"{h.kind:<10} {when:<12} {h.score:.2f}  ", "muted"),
                                     (h.title, "title")))
             con.print(Text(f"    {opener(h.kind, h.id)}", style="location"), soft_wrap=True)  # to copy: never wrapped
