@@ -51,3 +51,24 @@ def test_report_redaction_keeps_the_diagnosis(library) -> None:  # type: ignore[
     assert "hf_aBcDeF" not in text and "cluster.internal" not in text
     assert clean.findings[0].id == report.findings[0].id == "hf-gated-repo-needs-token"
     assert "is restricted" in clean.findings[0].evidence[0].text
+
+
+def test_report_redaction_covers_unknown_errors_and_chain_candidates(library) -> None:  # type: ignore[no-untyped-def]
+    """An error no pattern knows is titled with its log line; a chain's candidate is supported
+    by log lines: both are log text and are redacted like the evidence."""
+    from analyzer.models import Evidence, Hypothesis
+    from analyzer.redact import redact_report
+    from tests.conftest import analyze_bytes
+
+    log = (b"2026-05-03T10:00:01+0000 node-1 python3[9]: ValueError: bad connection to "
+           b"https://user:s3cretpassw0rd@db.example.com/x token=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345\n")
+    report = analyze_bytes(log, library)
+    unknown = [f for f in report.findings if f.kind == "unrecognised"]
+    assert unknown and "hf_aBcDeF" in unknown[0].title
+    supported = Hypothesis(claim="The unit was edited.", supported=True,
+                           evidence=[Evidence(path="x.log", line=3, text="Environment=HF_TOKEN=hf_" + "Q" * 34)])
+    report = report.model_copy(update={"findings": [report.findings[0].model_copy(update={"hypotheses": [supported]}),
+                                                    *report.findings[1:]]})
+    text = redact_report(report).model_dump_json()
+    assert "hf_aBcDeF" not in text and "s3cretpassw0rd" not in text and "QQQQQQ" not in text
+    assert "Not recognised: ValueError: bad connection" in text and "The unit was edited." in text
