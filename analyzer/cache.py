@@ -1,4 +1,5 @@
-"""The user's cache folder for triage, and writes into it that never leave half a file.
+"""The user's cache folder for triage, and writes (into it, and of a report's `--out` file)
+that never leave half a file.
 
 It holds what is costly to rebuild and cheap to check: the knowledge-base index and its
 related-postmortems sidecar, compiled hyperscan databases, the validated pattern library
@@ -19,15 +20,25 @@ def cache_dir() -> Path:
 def write_atomic(path: Path, data: bytes) -> bool:
     """Write through a temporary file and a rename. A cache that cannot be written (a
     read-only home, a full disk) only costs time: False, and nothing is left behind."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_replacing(path, data)
     except OSError:
-        tmp.unlink(missing_ok=True)
         return False
     return True
+
+
+def write_replacing(path: Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `path`, then rename it over `path`: a reader
+    sees the old file or the new one, never half of one. On any error the temporary file is
+    removed and the error raised."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def prune(folder: Path, keep: int) -> None:

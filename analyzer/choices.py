@@ -61,6 +61,7 @@ class Format(StrEnum):
     terminal = "terminal"
     json = "json"
     markdown = "markdown"
+    html = "html"  # one self-contained page: a report to share or print
 
 
 class Color(StrEnum):

@@ -138,6 +138,7 @@ def analyze(
         "--journal-dir", "-D", help="A journal folder (journalctl --directory); repeatable.",
         rich_help_panel="Journal")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.terminal,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the report to this file instead of stdout.")] = None,
     fail_on: Annotated[Severity | None, typer.Option(
         "--fail-on", help="Exit 1 when a finding has this severity or higher.")] = None,
     patterns: PatternsOpt = None,
@@ -190,7 +191,7 @@ def analyze(
         from analyzer.redact import redact_report
 
         report = redact_report(report, hosts=redact_hosts)
-    render.render(report, fmt, explain=explain)
+    render.render(report, fmt, explain=explain, path=out)
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in report.findings):
         return ExitCode.FINDINGS
     return ExitCode.OK

@@ -1,11 +1,13 @@
 """The only module that talks to the terminal (and the only one importing rich).
 
-Report → terminal text (rich, with a semantic Theme), Markdown (for an incident ticket)
-or JSON (the public contract documented in the README). Diagnostics go to stderr.
+Report → terminal text (rich, with a semantic Theme), Markdown (for an incident ticket),
+JSON (the public contract documented in the README) or HTML (`html_report`), on stdout or
+into a file (`--out`). Diagnostics go to stderr.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
@@ -21,8 +23,11 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
+from analyzer.cache import write_replacing
 from analyzer.choices import Color, FindingKind, Format
+from analyzer.errors import TriageError
 from analyzer.fleet.model import FleetFinding, FleetReport, FleetSymptom
+from analyzer.html_report import to_html
 from analyzer.models import Finding, Report
 from analyzer.prose import clip, fold, without_title
 from analyzer.wording import RELATED_SHOWN, doc_date, hypothesis_line, opener, related_line, seen, times, where
@@ -74,14 +79,36 @@ def to_json(report: Report) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
-def render(report: Report, fmt: Format, out: TextIO | None = None, explain: bool = False) -> None:
-    stream = out or sys.stdout
-    if fmt is Format.json:
-        stream.write(to_json(report))
-    elif fmt is Format.markdown:
-        stream.write(to_markdown(report))
+def render(report: Report, fmt: Format, out: TextIO | None = None, explain: bool = False,
+           path: Path | None = None) -> None:
+    """The report on `out` (stdout), or written whole into the file `path`."""
+    if path is not None:
+        save(path, to_text(report, fmt, explain))
+    elif fmt is Format.terminal:
+        _terminal(report, console(out or sys.stdout), explain)
     else:
-        _terminal(report, console(stream), explain)
+        (out or sys.stdout).write(to_text(report, fmt, explain))
+
+
+def to_text(report: Report, fmt: Format, explain: bool = False) -> str:
+    if fmt is Format.json:
+        return to_json(report)
+    if fmt is Format.markdown:
+        return to_markdown(report)
+    if fmt is Format.html:
+        return to_html(report, explain)
+    buffer = io.StringIO()  # the terminal form as a pipe gets it: no colour unless --color always
+    _terminal(report, console(buffer), explain)
+    return buffer.getvalue()
+
+
+def save(path: Path, text: str) -> None:
+    """Write a report file through a temporary file and a rename: on any error nothing is
+    left half-written, and the error is one line."""
+    try:
+        write_replacing(path, text.encode())
+    except OSError as exc:
+        raise TriageError(f"cannot write the report: {exc.strerror or exc}", path) from None
 
 
 def _terminal(report: Report, con: Console, explain: bool = False) -> None:

@@ -4,7 +4,7 @@ The terminal, Markdown and HTML reports all take them from here."""
 
 from __future__ import annotations
 
-from analyzer.models import Evidence, Finding, Hypothesis, Related
+from analyzer.models import Evidence, Finding, Hypothesis, Related, TimelineEntry
 from analyzer.prose import fold
 
 RELATED_SHOWN = 3  # past incidents under a finding, best first (JSON keeps them all)
@@ -25,7 +25,7 @@ def seen(f: Finding) -> str:
     return text
 
 
-def where(e: Evidence, single_input: bool) -> str:
+def where(e: Evidence | TimelineEntry, single_input: bool) -> str:
     """A line's place: "line 18" when the report has one input (its name is in the header),
     else "path:18"."""
     return f"line {e.line}" if single_input else f"{e.path}:{e.line}"
