@@ -435,7 +435,8 @@ def _marker(p: Point, labels: Sequence[str], single_input: bool) -> str:
         body = _shape(shape, colour)
         what = e.kind
     where = f"line {e.line}" if single_input else f"{e.path}:{e.line}"
-    title = f"{e.time or 'no time'} · {where} · {labels[p.lane]} · {what}: {clip(e.text, 300)}"
+    place = labels[p.lane] if not e.host or e.host in labels[p.lane] else f"{e.host} · {labels[p.lane]}"
+    title = f"{e.time or 'no time'} · {where} · {place} · {what}: {clip(e.text, 300)}"
     rank = f' data-finding="{p.rank}"' if p.rank is not None else ""
     return (f'<g class="mark" id="{p.id}" data-role="{p.role}" data-kind="{escape(e.kind)}"{rank} '
             f'data-line="{e.line}" data-lane="{p.lane}" data-time="{escape(e.time or "")}" '
