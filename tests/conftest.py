@@ -1,11 +1,14 @@
-"""Shared test fixtures: the library (loaded once), real journalctl renderings."""
+"""Shared test fixtures: the library (loaded once), real journalctl renderings, a headless
+Chromium (Debian's, driven by Playwright) for the site and the HTML report."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Self
 
 import pytest
 
@@ -18,6 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "corpus"  # copied from the workspace's shared/ (see its README)
 BENIGN = ROOT / "tests" / "data" / "benign" / "loghub"
 JOURNAL_REMOTE = Path("/lib/systemd/systemd-journal-remote")
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run"]
 
 sys.path.insert(0, str(ROOT / "examples"))
 
@@ -119,3 +125,37 @@ def kb_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
     stats = ensure(p, rebuild=True)
     assert stats is not None and 0 < stats.embedded <= stats.chunks  # identical passages are embedded once
     return p
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the session (scripts/install-system-packages installs it)."""
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is required: apt-get install chromium (scripts/install-system-packages)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is required: pip install -e '.[dev]'")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+class BrowserTab:
+    """A page that records console errors, page errors and failed requests."""
+
+    def __init__(self, browser: Any, width: int = 1280, height: int = 900) -> None:
+        self.page = browser.new_page(viewport={"width": width, "height": height})
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
+                     if m.type in ("error", "warning") else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url}"))
+        self.page.on("response", lambda r: self.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.page.close()

@@ -5,7 +5,8 @@ incident by an error word and by a paraphrase, and a pattern page shows its fixt
 
 The site is built once per session, with a real index (all-MiniLM-L6-v2) in a tmp path.
 Screenshots go to $TRIAGE_SCREENSHOTS, or a folder of the session's tmp dir; the path is
-printed. Chromium is Debian's (scripts/install-system-packages), driven by Playwright.
+printed. Chromium is Debian's (scripts/install-system-packages), driven by Playwright
+(the `browser` fixture of tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -31,11 +32,9 @@ from analyzer.site import paths
 from analyzer.site.build import MARKER, BuildOptions, BuildResult, build_site
 from analyzer.site.guard import SecretInPage, find_secret
 from analyzer.site.markdown import inline, render
+from tests.conftest import BrowserTab
 from tests.test_kb import QUERIES
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run"]
 FOUNDING = "2026-05-03-flashinfer-sm120-rejected-after-oom-restart"
 GATE = "flashinfer-sm12x-needs-cuda-12-9"
 FOUNDING_PATTERNS = {GATE, "cuda-home-has-no-nvcc"}
@@ -295,37 +294,8 @@ def test_serve_answers_on_localhost_only(server: str) -> None:
 
 # ---------------------------------------------------------------- in a real browser
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is required: apt-get install chromium (scripts/install-system-packages)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is required: pip install -e '.[dev]'")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
-
-
-class Tab:
-    """A page that records console errors, page errors and failed requests."""
-
-    def __init__(self, browser: Any, width: int = 1280, height: int = 900) -> None:
-        self.page = browser.new_page(viewport={"width": width, "height": height})
-        self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
-                     if m.type in ("error", "warning") else None)
-        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        self.page.on("requestfailed", lambda r: self.errors.append(f"request failed: {r.url}"))
-        self.page.on("response", lambda r: self.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-
-    def __enter__(self) -> Tab:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.page.close()
+class Tab(BrowserTab):
+    """A tab of the site: records errors (tests/conftest.py's `browser`), types into its search box."""
 
     def search(self, query: str) -> list[str]:
         """Type `query` as a person would; the ids of the results, best first."""
