@@ -36,7 +36,7 @@ LIFECYCLE = {  # timeline kind → (shape, colour, legend text)
 }
 OTHER = ("circle", "#adb5bd", "other")
 FINDING_ROLES = {  # how a finding's line is drawn, and what the legend says of it
-    "root": "finding n (a chain's root cause)",
+    "root": "finding n (of a chain: its root cause)",
     "member": "another step of chain n",
     "symptom": "a symptom finding n explains",
 }
@@ -141,9 +141,10 @@ def timeline_svg(report: Report, single_input: bool = True) -> str:
 # ---------------------------------------------------------------- lanes and points
 
 def lanes(entries: Sequence[TimelineEntry]) -> tuple[list[str], list[int]]:
-    """The lane names, in order of first appearance, and each entry's lane. A lane is a unit;
-    with several hosts, a host and a unit; an entry without a host in a report of several
-    inputs is told apart by its file's name. Past MAX_LANES, the rest share one lane."""
+    """The lane names, in order of first appearance (a host's lanes together), and each
+    entry's lane. A lane is a unit; with several hosts, a host and a unit; an entry without a
+    host in a report of several inputs is told apart by its file's name. Past MAX_LANES, the
+    rest share one lane."""
     hosts = {e.host for e in entries if e.host}
     paths = {e.path for e in entries}
 
@@ -155,7 +156,9 @@ def lanes(entries: Sequence[TimelineEntry]) -> tuple[list[str], list[int]]:
         return " · ".join(x for x in (node, unit) if x)
 
     names = [name(e) for e in entries]
-    order = list(dict.fromkeys(names))
+    node_of = {n: e.host or e.path for n, e in zip(names, entries, strict=True)}
+    nodes = list(dict.fromkeys(node_of[n] for n in names))
+    order = sorted(dict.fromkeys(names), key=lambda n: nodes.index(node_of[n]))  # a node's lanes together
     if len(order) > MAX_LANES:
         kept = order[:MAX_LANES - 1]
         order = [*kept, f"{len(order) - len(kept)} more units"]

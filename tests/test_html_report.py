@@ -259,7 +259,7 @@ def test_markers_say_what_each_entry_is(founding: Report, page: str) -> None:
         drawn = re.search(rf'<g class="mark"[^>]* data-role="{role}".*?</g>', page)
         assert drawn and shape in drawn[0], role
     legend = flat(Page(page).text)
-    for text in ("start", "restart", "exit", "finding n (a chain's root cause)", "a symptom finding n explains",
+    for text in ("start", "restart", "exit", "finding n (of a chain: its root cause)", "a symptom finding n explains",
                  "chain: one step leads to the next", "colour: critical"):
         assert text in legend
 
@@ -275,7 +275,7 @@ def test_lanes_per_unit_and_per_host(founding: Report, page: str) -> None:
         return TimelineEntry(time=None, path=path, line=1, host=host, unit=unit, kind="start", text="x")
 
     two_hosts = [entry("n1", "vllm"), entry("n2", "vllm"), entry("n1", "kernel"), entry(None, None, "b/rank0.log")]
-    assert lanes(two_hosts) == (["n1 · vllm", "n2 · vllm", "n1 · kernel", "rank0.log"], [0, 1, 2, 3])
+    assert lanes(two_hosts) == (["n1 · vllm", "n1 · kernel", "n2 · vllm", "rank0.log"], [0, 2, 1, 3])  # by host
     ranks = [entry(None, None, f"logs/rank{n}.log") for n in (0, 1, 0)]
     assert lanes(ranks) == (["rank0.log", "rank1.log"], [0, 1, 0])
     many = [entry("n1", f"unit{i}") for i in range(14)]
