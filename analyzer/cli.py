@@ -179,6 +179,8 @@ def analyze(
         if sys.stdin.isatty():
             raise TriageError("no input: give a log file, '-' for stdin, -u UNIT, or --journal-dir DIR")
         files = ["-"]  # `journalctl -u svc | triage`: the pipe is the input
+    if follow and out is not None:
+        raise TriageError("--follow prints as findings come; redirect its output instead of --out")
     library = load(patterns or [], _engine(engine))
     if follow:
         return _follow(files or [], journal if reads_journal else None, library, fmt, fail_on, explain,

@@ -136,7 +136,8 @@ def test_a_growing_file_is_followed_and_ctrl_c_ends_it(tmp_path: Path) -> None:
 
 def test_follow_refuses_what_it_cannot_do() -> None:
     for args, words in ((["--format", "markdown", "-"], "terminal or as JSON lines"),
-                        (["a.log", "b.log"], "reads one input")):
+                        (["a.log", "b.log"], "reads one input"),
+                        (["--out", "x.json", "-"], "instead of --out")):
         done = subprocess.run([sys.executable, "-m", "analyzer", "--follow", *args], cwd=ROOT, capture_output=True,
                               text=True, input="")
         assert done.returncode == 2 and words in done.stderr and done.stderr.count("\n") == 1
