@@ -105,7 +105,7 @@ def _open_one(query: JournalQuery, place: list[str], label: str) -> Source:
     until = query.until or f"@{last + AFTER_S}"
     args = [*place, *_boot(query), "--since", since, "--until", until, *_matches(units, kernel=True)]
     span = _span(first - (0 if query.since else BEFORE_S), last + (0 if query.until else AFTER_S))
-    name = f"{' and '.join([', '.join(units), 'kernel'])}, {span}"
+    name = f"{', '.join(units)} and kernel, {span}"
     return open_journal(args, name if label == "this machine's journal" else f"{name} ({label})")
 
 
