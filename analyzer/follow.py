@@ -95,6 +95,7 @@ class Follower:
             from analyzer.kb.enrich import enrich
 
             update.new = enrich(update.new, self.index, self.warnings)
+            self.warnings[:] = list(dict.fromkeys(self.warnings))[:20]  # said once each, bounded
         self.counted.update((m.pattern_id, m.records[0].line) for m in fresh)
         self.next_line += len(lines)
         self.lines += len(lines)
