@@ -64,6 +64,12 @@ class Format(StrEnum):
     html = "html"  # one self-contained page: a report to share or print
 
 
+class ExportFormat(StrEnum):
+    """`triage patterns export --format`: the rule languages the library is written out in."""
+
+    sigma = "sigma"
+
+
 class Color(StrEnum):
     """--color: `auto` colours a terminal only (and honours NO_COLOR); `always` for `less -R`."""
 

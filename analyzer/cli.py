@@ -25,7 +25,7 @@ from typer._click.shell_completion import CompletionItem
 from typer.core import TyperGroup
 
 from analyzer import __version__
-from analyzer.choices import Color, Format, InputForm, Severity
+from analyzer.choices import Color, ExportFormat, Format, InputForm, Severity
 from analyzer.errors import ExitCode, TriageError
 
 if TYPE_CHECKING:
@@ -402,6 +402,25 @@ def patterns_schema(
     from analyzer.commands import patterns as commands
 
     commands.write_schema(out, catalogue)
+    return ExitCode.OK
+
+
+@patterns_app.command("export")
+def patterns_export(
+    out: Annotated[Path, typer.Option("--out", help="Folder for the rules: new, empty, or an earlier export's.")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="Rule language.")] = ExportFormat.sigma,
+    lucene: Annotated[bool, typer.Option("--lucene", help="Regexes as Lucene reads them (the whole message, "
+                                         "no anchors), for the Elasticsearch and OpenSearch backends.")] = False,
+    patterns: PatternsOpt = None,
+) -> int:
+    """Write the library as rules for a log platform: one Sigma rule per pattern, and
+    NOT-EXPORTED.md listing the patterns a rule cannot express, with the reason.
+
+    Example: triage patterns export --format sigma --out rules/ && sigma convert -t loki rules/
+    """
+    from analyzer.commands import patterns as commands
+
+    commands.export_patterns(patterns or [], fmt, out, lucene)
     return ExitCode.OK
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from analyzer.authoring.fixture_runs import Outcome, run_fixture
 from analyzer.authoring.pattern_draft import unfinished
-from analyzer.choices import Format
+from analyzer.choices import ExportFormat, Format
 from analyzer.data import benign_logs, builtin_patterns, checkout_patterns, corpus_logs
 from analyzer.errors import PatternError
 from analyzer.library.catalogue import Catalogue
@@ -102,6 +102,15 @@ def write_schema(out: Path | None, catalogue: bool = False) -> None:
         print_raw(text)
     else:
         out.write_text(text)
+
+
+def export_patterns(extra: Sequence[Path], fmt: ExportFormat, out: Path, lucene: bool = False) -> list[str]:
+    """Write the library as rules of `fmt` (Sigma) under `out`; print and return the summary."""
+    from analyzer.library.sigma import export_sigma, summary
+
+    lines = summary(export_sigma(_library(extra), out, lucene=lucene))
+    print_lines(lines)
+    return lines
 
 
 def lint_patterns(extra: Sequence[Path]) -> bool:
