@@ -439,6 +439,7 @@ def test_rewrites_find_what_the_original_finds(rx: str, text: str) -> None:
     (r"(?>a+)b", "atomic group"),
     (r"a++b", "possessive"),
     (r"\p{L}", "cannot read"),
+    (r"[[:alpha:]]+", "cannot read it as the regex module does"),
 ])
 def test_what_has_no_rewrite_says_why(rx: str, why: str) -> None:
     with pytest.raises(sr.Unsupported, match=re.escape(why)):

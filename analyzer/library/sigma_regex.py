@@ -26,6 +26,7 @@ is one line (`^` and `$` are its start and end).
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -175,9 +176,12 @@ _CATEGORIES = {
 def parse(regex: str, ignorecase: bool = False) -> Node:
     """The regex as a tree; `ignorecase` folds case into the classes (Lucene has no flag)."""
     try:
-        tree = _parser.parse(regex)
-    except Exception as exc:  # re.error, or a limit of the parser
-        raise Unsupported(f"Python's re cannot read it ({exc})") from None
+        with warnings.catch_warnings():
+            # a FutureWarning: Python's re reads it otherwise than the regex module (`[[:alpha:]]`)
+            warnings.simplefilter("error", FutureWarning)
+            tree = _parser.parse(regex)
+    except Exception as exc:  # re.error, a FutureWarning, or a limit of the parser
+        raise Unsupported(f"Python's re cannot read it as the regex module does ({exc})") from None
     flags = tree.state.flags
     return _tree(tree, ignorecase or bool(flags & _c.SRE_FLAG_IGNORECASE), bool(flags & _c.SRE_FLAG_DOTALL))
 
