@@ -160,8 +160,9 @@ def rule(pf: PatternFile, lucene: bool = False) -> dict[str, Any]:
     """The Sigma rule of one pattern, as the YAML document's mapping; raises Unsupported."""
     p = pf.pattern
     values = expressions(p, lucene)
-    modifier = "|re" + ("|all" if p.match.all and len(values) > 1 else "") + \
-               ("|i" if p.match.ignorecase and not lucene else "")
+    # `all` of one value is not allowed; Lucene has no case flag (the classes carry both cases)
+    modifier = "".join(["|re", "|all" if p.match.all and len(values) > 1 else "",
+                        "|i" if p.match.ignorecase and not lucene else ""])
     references = list(dict.fromkeys([*p.references, *([p.source] if p.source.startswith("http") else [])]))
     out: dict[str, Any] = {"title": p.title, "id": rule_id(p.id), "status": p.status.value,
                            "description": description(p)}
