@@ -39,7 +39,7 @@ def complete(line: str, cwd: Path = ROOT, shell: str = "bash", **extra: str) -> 
 def test_subcommands_and_options(tmp_path: Path) -> None:
     assert complete("triage ") == ["analyze", "fleet", "search", "patterns", "kb", "site"]
     assert complete("triage pat", cwd=tmp_path) == ["patterns"]  # in the checkout, the patterns/ folder too
-    assert complete("triage patterns ") == ["list", "test", "show", "lint", "stats", "new", "schema"]
+    assert complete("triage patterns ") == ["list", "test", "show", "lint", "stats", "new", "schema", "export"]
     assert complete("triage kb s") == ["show"]
     assert complete("triage analyze --fo") == ["--format", "--follow"]
     assert set(complete("triage analyze --format ")) == {"terminal", "markdown", "json", "html"}
