@@ -332,8 +332,8 @@ class FollowView:
     def progress(self, name: str, lines: int, findings: int, top: list[tuple[int, int]]) -> None:
         """The status line: lines read, findings, the most repeated (number, count)."""
         counts = ", ".join(f"#{number} seen {times(n)}" for number, n in top)
-        self._status(f"following {name}: {lines:,} lines, {findings} finding(s)"
-                     f"{' · ' + counts if counts else ''} (Ctrl-C stops)")
+        self._status(f"{lines:,} lines, {findings} finding(s){' · ' + counts if counts else ''} · "
+                     f"following {name} (Ctrl-C stops)")  # counts first: a narrow terminal cuts the name
 
     def done(self) -> None:
         self._clear()

@@ -168,4 +168,4 @@ def test_idle_status_line_on_a_terminal() -> None:
     code, out = in_pty(["--follow", "--no-kb", str(ROOT / "examples" / "founding-incident.log")],
                        interrupt_after=6)
     assert code == 130 and out.count("new finding") == 2
-    assert "lines, 2 finding(s)" in out and "\x1b[2K" in out  # the status line, rewritten in place
+    assert "63 lines, 2 finding(s)" in out and "\x1b[2K" in out  # the status line, rewritten in place
