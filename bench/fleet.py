@@ -22,8 +22,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from fleet_generate import write_fleet  # noqa: E402
 from generate import parse_size  # noqa: E402
 
+# The driver's peak RSS is VmHWM of its own memory: getrusage's ru_maxrss would carry the
+# size of the process that started it (Linux keeps the larger across fork and exec).
 _DRIVER = """
-import json, resource, sys
+import json, sys
 mode, folder = sys.argv[1], sys.argv[2]
 if mode == "ray":
     import ray
@@ -32,7 +34,8 @@ from analyzer.fleet.driver import triage_fleet
 report = triage_fleet([folder], jobs=2, ray_address="auto" if mode == "ray" else None)
 print(json.dumps({"root_node": report.root_node, "root_id": report.findings[0].id if report.findings else None,
                   "findings": report.model_dump(mode="json")["findings"],
-                  "driver_peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "driver_peak_rss_mb": next(int(line.split()[1]) for line in open("/proc/self/status")
+                                             if line.startswith("VmHWM:")) / 1024}))
 """
 
 
