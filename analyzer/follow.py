@@ -80,8 +80,7 @@ class Follower:
         """Analyse a batch of complete lines (each without its newline)."""
         if not lines:
             return Update()
-        if self.form is InputForm.auto:
-            self.form = detect(b"\n".join(lines[:200]))
+        self.form = self._form_of(lines)  # sniffed once, from the first batch
         start = self.next_line - len(self.context)
         data = b"\n".join([*self.context, *lines]) + b"\n"
         source = open_bytes(self.name, data, self.form)
@@ -145,14 +144,17 @@ class Follower:
         oldest = self.next_line - len(self.context)
         self.counted = {key for key in self.counted if key[1] >= oldest}  # the rest cannot be read again
 
+    def _form_of(self, lines: list[bytes]) -> InputForm:
+        """The input's form: known, or sniffed from these lines."""
+        return self.form if self.form is not InputForm.auto else detect(b"\n".join(lines[:200]))
+
     def count(self, finding_id: str) -> int:
         return self.known.get(finding_id, 0)
 
     def unfinished(self, lines: list[bytes]) -> bool:
         """Whether the last lines are a Python traceback still being written: its header or a
         frame came last, its exception line has not."""
-        form = self.form if self.form is not InputForm.auto else detect(b"\n".join(lines[:200]))
-        records = parse_lines(lines[-4:], form)
+        records = parse_lines(lines[-4:], self._form_of(lines))
         return bool(records) and _OPEN_TRACEBACK.match(records[-1].message.rsplit("\n", 1)[-1]) is not None
 
 

@@ -129,7 +129,7 @@ def _alignment(skew_s: float, certainty: str | None) -> str:
 
 
 def _order(f: FleetFinding) -> tuple[str, int]:
-    return (f.first_time or "9999", -f.severity.rank if hasattr(f.severity, "rank") else 0)
+    return (f.first_time or "9999", -f.severity.rank)
 
 
 def _time(iso: str | None) -> dt.datetime:

@@ -74,7 +74,7 @@ class FleetTable:
             FROM fleet GROUP BY finding_id
             ORDER BY min(first_time) NULLS LAST, finding_id""").fetchall()
         return [FindingRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
-                           [(p["node"] if isinstance(p, dict) else p[0], *_rest(p)) for p in r[7]]) for r in rows]
+                           [(p[0], int(p[1]), int(p[2]), int(p[3]), p[4]) for p in r[7]]) for r in rows]
 
     def evidence(self, finding_id: str, limit: int = 3) -> list[tuple[str, str, int, str]]:
         """The first lines that show a finding, one per node, earliest nodes first."""
@@ -82,11 +82,6 @@ class FleetTable:
             SELECT node, evidence_path, evidence_line, evidence FROM fleet
             WHERE finding_id = ? AND evidence IS NOT NULL
             ORDER BY first_time NULLS LAST, node LIMIT ?""", [finding_id, limit]).fetchall()
-
-
-def _rest(p: Any) -> tuple[int, int, int, str | None]:
-    values = list(p.values()) if isinstance(p, dict) else list(p)
-    return int(values[1]), int(values[2]), int(values[3]), values[4]
 
 
 def _ts(iso: str | None) -> str | None:

@@ -18,7 +18,6 @@ import grp
 import json
 import os
 import pwd
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.errors import InputError
-from analyzer.readers.source import Source, open_journal
+from analyzer.readers.source import Source, journalctl, journalctl_failed, open_journal
 
 BEFORE_S = 600  # kernel lines this long before the unit's first entry are read too
 AFTER_S = 60
@@ -62,7 +61,7 @@ class JournalRead:
 
 def open_query(query: JournalQuery) -> JournalRead:
     """The sources (one per journal location) and the warnings of a query."""
-    _need_journalctl()
+    journalctl("journal")
     warnings: list[str] = []
     sources: list[Source] = []
     for place, label, folders in _locations(query):
@@ -124,7 +123,7 @@ def follow_args(query: JournalQuery) -> list[str]:
     matches = _matches(units, kernel=True) if units else (["_TRANSPORT=kernel"] if query.kernel else [])
     start = ["--since", query.since] if query.since else ["--lines", str(FOLLOW_BACK)]
     until = ["--until", query.until] if query.until else []
-    return [_need_journalctl(), *place, *_boot(query), *start, *until, "--follow", "-o", "json", "--no-pager",
+    return [journalctl("journal"), *place, *_boot(query), *start, *until, "--follow", "-o", "json", "--no-pager",
             *matches]
 
 
@@ -205,36 +204,23 @@ def _first_time(args: list[str], stream: bool = False) -> int | None:
 
 def _first_line(args: list[str]) -> str:
     """The first line of journalctl's output, without waiting for the rest."""
-    proc = subprocess.Popen([_need_journalctl(), *args, "--no-pager"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([journalctl("journal"), *args, "--no-pager"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     assert proc.stdout is not None
     line = proc.stdout.readline().decode("utf-8", "replace")
     proc.kill()
     _, err = proc.communicate()
     if not line and proc.returncode not in (0, -9):
-        raise InputError(f"journalctl failed: {_last_line(err)}", "journal")
+        raise journalctl_failed(err, "journal")
     return line
 
 
 def _journalctl(args: list[str]) -> str:
-    done = subprocess.run([_need_journalctl(), *args, "--no-pager"], capture_output=True, stdin=subprocess.DEVNULL,
+    done = subprocess.run([journalctl("journal"), *args, "--no-pager"], capture_output=True, stdin=subprocess.DEVNULL,
                           check=False)
     if done.returncode != 0:
-        raise InputError(f"journalctl failed: {_last_line(done.stderr)}", "journal")
+        raise journalctl_failed(done.stderr, "journal")
     return done.stdout.decode("utf-8", "replace")
-
-
-def _last_line(err: bytes) -> str:
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else "no output"
-
-
-def _need_journalctl() -> str:
-    exe = shutil.which("journalctl")
-    if exe is None:
-        raise InputError("reading the journal needs journalctl, which is not installed (apt-get install systemd)",
-                         "journal")
-    return exe
 
 
 def _span(start: int, end: int) -> str:

@@ -85,10 +85,9 @@ class Source:
             self.stream.close()
         if self.process is not None:
             self.process.wait()
-            err = self.process.stderr.read().decode("utf-8", "replace").strip() if self.process.stderr else ""
+            err = self.process.stderr.read() if self.process.stderr else b""
             if self.process.returncode not in (0, None):
-                raise InputError(f"journalctl failed: {err.splitlines()[-1] if err else 'no output'}",
-                                 self.name)
+                raise journalctl_failed(err, self.name)
 
 
 def count_undecodable(data: bytes) -> int:
@@ -213,13 +212,24 @@ def _read_head(stream: IO[bytes], name: str) -> bytes:
         raise
 
 
-def open_journal(selector: list[str], name: str) -> Source:
-    """Read a binary journal file (`--file F`) or folder (`--directory D`) via journalctl."""
+def journalctl(name: str) -> str:
+    """The journalctl executable, or the error that says how to get it."""
     exe = shutil.which("journalctl")
     if exe is None:
         raise InputError("reading a binary journal needs journalctl, which is not installed "
                          "(apt-get install systemd), or export it elsewhere with `journalctl -o json`", name)
-    proc = subprocess.Popen([exe, *selector, "-o", "json", "--no-pager"], stdout=subprocess.PIPE,
+    return exe
+
+
+def journalctl_failed(err: bytes, name: str) -> InputError:
+    """journalctl's own last word on stderr, as the error of the input it was reading."""
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return InputError(f"journalctl failed: {lines[-1] if lines else 'no output'}", name)
+
+
+def open_journal(selector: list[str], name: str) -> Source:
+    """Read a binary journal file (`--file F`) or folder (`--directory D`) via journalctl."""
+    proc = subprocess.Popen([journalctl(name), *selector, "-o", "json", "--no-pager"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     assert proc.stdout is not None
     head = proc.stdout.read(HEAD)
