@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.choices import Confidence
 from analyzer.data import builtin_patterns
 from analyzer.diagnose import diagnose, number
 from analyzer.events import build_events
@@ -106,7 +107,8 @@ class Run:
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)
-        findings = number(place(d.findings, unrecognised(self.collector, self.library.rulebook.emitters)))
+        explained = any(f.confidence is not Confidence.low for f in d.findings)
+        findings = number(place(d.findings, unrecognised(self.collector, self.library.rulebook.emitters, explained)))
         if self.knowledge:
             from analyzer.kb.enrich import enrich
 

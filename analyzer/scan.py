@@ -73,10 +73,20 @@ STRUCTURAL = (
     Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
     Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
-    # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines
+    # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines, and the
+    # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
+    # the OCI runtime, logrus, and the loggers of vLLM, Python, loguru, Ray and Rust's tracing)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|(?:^|: )Error: |Error response from daemon: "
-            r"|(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN )",
+            r"|(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN "
+            r"|what\(\): |(?:nvcc|ptxas|nvlink|cicc|fatbinary)[^\n]{0,200}(?:fatal|error) +: "
+            r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: |^[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "
+            r"|: [EF] \S+:\d+\] "
+            r"|\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+: [A-Z]\w*(?:Error|Exception): |panicked at |(?:^|: )panic: "
+            r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
+            r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|(?:^|: )(?:ERROR|CRITICAL):[\w.]*:"
+            r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
+            r"|(?:^|Z +)ERROR +[\w:-]+: )",
             reach=Reach.narrow),
 )
 

@@ -41,6 +41,48 @@ _ERROR_LINE = re.compile(r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fa
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
+# Error lines whose prefix says only "this is an error": the title quotes the message after it.
+# Each shape is a format of a program in the stack: ptxas/nvlink/cicc ("ptxas fatal   : ..."), a
+# C++ exception's what() line cut from its terminate message, TensorRT-LLM's and TensorRT's
+# loggers ("[TensorRT-LLM][ERROR] ", trtexec's "[E] "), Slurm's "[time] [job] error: ", a tool's
+# "<prog>: error: " (or "<prog>[pid]: ERROR: " where a syslog line lost its date), a C++ check
+# that names its file ("x.cc:61: InternalError: ..."), Rust and Go panics; a line that ends in a
+# colon introduces the lines after it and is not the error (except a C++ check's, cut short). A healthy service's
+# routine "error:" lines (sshd's "error: Received disconnect") have none of these shapes.
+_PREFIXED = re.compile(
+    r"(?:\s*what\(\):\s+"
+    r"|(?P<tool>nvcc|ptxas|nvlink|cicc|fatbinary)\b[^\n]{0,200}?\b(?:fatal|error)\s+:\s+"
+    r"|(?:\[[^\]\n]{1,40}\]\s*)?\[(?P<lib>TensorRT-LLM|TRT-LLM|TRT|TensorRT)\]\s*\[(?:ERROR|E|FATAL|F)\]\s+"
+    r"|\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]\s+\[[EF]\]\s+"
+    r"|\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+(?:\[[\w.]+\]\s+)?error:\s+"
+    r"|(?P<prog>[A-Za-z][\w.-]*)(?::\s+error|\[\d+\]:\s+(?:ERROR|FATAL)\s*):\s+"
+    r"|(?P<src>\S+\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+):\s+(?=[A-Z]\w*(?:Error|Exception):\s)"
+    r"|thread\s+'[^'\n]*'\s+panicked\s+at\s+"
+    r"|panic:\s+"
+    r")(?P<msg>\S.*)")
+# Lines that only a logger's level marks as errors: vLLM ("ERROR 05-03 10:00:00 [file.py:12] "),
+# Python's basicConfig ("ERROR:root:") and default formats, loguru ("| ERROR | mod:fn:12 - "), Ray
+# ("\tERROR file.py:12 -- "), Rust's tracing (TGI: "...Z ERROR text_generation_router: ") and
+# TensorFlow/XLA's glog with a date. These programs also log a traceback line by line at that
+# level (indented after the prefix) and introduce what follows ("Last error:"), and they log
+# context at error level; so such a line counts only when it is not indented and not an
+# introduction, and is reported only when no finding explains a cause (`weak`).
+_LOGGED = re.compile(
+    r"(?:(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "
+    r"|(?:ERROR|CRITICAL):[\w.]*:"
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - (?:[\w.]+ - )?(?:ERROR|CRITICAL) - "
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? *\| *(?:ERROR|CRITICAL) *\| *\S+ +- "
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(?:ERROR|CRITICAL) \S+:\d+ -- "
+    r"|(?:\d{4}-\d\d-\d\dT[\d:.]+Z +)?ERROR +(?:[\w-]+: +)?[a-z_][\w:]*: "
+    r"|\d{4}-\d\d-\d\d[ T][\d:.]+: +[EF] +\S+:\d+\] "
+    r")(?P<msg>\S.*[^:\s])\s*$")
+# Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
+# prefix, which a paste often lacks)
+_WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S")
+# Go's logrus and its key=value lines (nvidia-ctk, nvidia-container-runtime, containerd, dockerd):
+# the level field marks the error, msg= (and error=) hold it; a logger's line, so weak
+_LOGFMT = re.compile(r"(?:^|\s)level=(?:error|fatal|panic)\s")
+_LOGFMT_FIELD = re.compile(r'\b(?P<key>msg|error|err)=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<v>\S+))')
 _GLOG = re.compile(r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<file>\S+:\d+)\] ")
 
 
@@ -66,7 +108,42 @@ def error_line(event: Event) -> str | None:
             return first
         if _ERROR_LINE.match(first):
             return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
+        if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction
+            return _unprefixed(m)
+        if _WHOLE.match(first):
+            return first
     return None
+
+
+def logged_error_line(event: Event) -> str | None:
+    """A line that only its logger's level marks as an error (a weak lead), if the event is one."""
+    if event.kind is not EventKind.line:
+        return None
+    first = event.text.split("\n")[0].strip()
+    if m := _LOGGED.match(first):
+        return m["msg"].strip()
+    if _LOGFMT.search(first):
+        return _logfmt(first)
+    return None
+
+
+def _unprefixed(m: re.Match[str]) -> str:
+    """The message after its prefixes (a what() line holds TensorRT-LLM's own), named after the
+    tool that printed it where the prefix names one."""
+    who = m["tool"] or m["prog"] or m["lib"]
+    for _ in range(3):
+        if not (inner := _PREFIXED.match(m["msg"])):
+            break
+        m = inner
+        who = who or m["tool"] or m["prog"] or m["lib"]
+    return f"{who}: {m['msg'].strip()}" if who else m["msg"].strip()
+
+
+def _logfmt(line: str) -> str | None:
+    """`msg="..."` with its `error="..."` when both are there, unquoted."""
+    fields = {m["key"]: (m["q"] if m["q"] is not None else m["v"]) for m in _LOGFMT_FIELD.finditer(line)}
+    text = ": ".join(v.replace('\\"', '"') for k in ("msg", "error", "err") if (v := fields.get(k)))
+    return text or None
 
 
 @dataclass
@@ -75,7 +152,9 @@ class Unexplained:
     text: str
     evidence: Evidence
     frame: Frame | None = None  # the innermost frame, where it was raised
+    logger: str | None = None  # the journal's unit or program name of the line, when it has one
     count: int = 1
+    weak: bool = False  # marked an error only by its logger's level: reported when nothing explains a cause
     first: float | None = None  # seconds of the first and last occurrences whose time is known
     last: float | None = None
 
@@ -93,7 +172,9 @@ class Collector:
         for event in events:
             if any((r.path, r.line) in matched_lines for r in event.records):
                 continue
-            line = error_line(event)
+            line, weak = error_line(event), False
+            if line is None:
+                line, weak = logged_error_line(event), True
             if line is None:
                 continue
             template = mask(line)
@@ -105,7 +186,8 @@ class Collector:
                 last = event.records[-1]
                 self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
                                                                              text=whole_line(line)),
-                                                   event.frames[-1] if event.frames else None)
+                                                   event.frames[-1] if event.frames else None,
+                                                   logger=last.unit, weak=weak)
                 self.items[template].seen_at(when)
 
     def merge(self, other: Collector) -> None:
@@ -118,9 +200,11 @@ class Collector:
             elif len(self.items) < MAX_TEMPLATES:
                 self.items[template] = item
 
-    def top(self) -> list[Unexplained]:
-        """The most frequent first; of equals, the earliest (in a cascade the first error leads)."""
-        ordered = sorted(self.items.values(), key=lambda u: (-u.count, u.evidence.path, u.evidence.line))
+    def top(self, explained: bool = False) -> list[Unexplained]:
+        """The most frequent first; of equals, the earliest (in a cascade the first error leads).
+        Weak leads only when no finding `explained` a cause."""
+        ordered = sorted((u for u in self.items.values() if not (explained and u.weak)),
+                         key=lambda u: (-u.count, u.evidence.path, u.evidence.line))
         return ordered[:REPORTED]
 
 
@@ -139,12 +223,16 @@ def _where(frame: Frame) -> str:
     return f"{short}, line {frame.line}, in {frame.function}"
 
 
-def unrecognised(collector: Collector, emitters: Mapping[str, Emitter]) -> list[Finding]:
+def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explained: bool = False) -> list[Finding]:
+    """The unknown errors as findings; with `explained` (a finding names a cause), only the
+    errors the program itself raised, not the lines its logger merely marked."""
     out = []
-    for u in collector.top():
+    for u in collector.top(explained):
         who = _emitter(u.frame, emitters)
         raised = f" It was raised in {_where(u.frame)}" if u.frame else ""
         raised += f" ({who[1].project})." if who else ("." if raised else "")
+        if not u.frame and u.logger:
+            raised = f" It was logged by {u.logger}."
         fix = [f"Read the lines just before line {u.evidence.line}: an earlier warning or error often says why "
                "(a failed probe, a missing file, a refused connection)."]
         if u.frame:

@@ -101,3 +101,121 @@ def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibra
                "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"
                "2570021 node-5 action error 1074121927 1 risBoot (command 1903) Error: Timed out while waiting\n")
     assert analyze_bytes(healthy.encode(), library).findings == []
+
+
+def _error_lines(line: str) -> tuple[str | None, str | None]:
+    from analyzer.events import build_events
+    from analyzer.readers.console import parse_console
+    from analyzer.unrecognised import error_line, logged_error_line
+
+    event = build_events(list(parse_console([line], 1, "-")))[0]
+    return error_line(event), logged_error_line(event)
+
+
+def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
+    # real lines from the threads the patterns' fixtures cite (and one format string each for
+    # ptxas and a Go panic): the error as the program raised it, named after the tool
+    strong = {
+        "  what():  [TensorRT-LLM][ERROR] Assertion failed: Unsupported architecture "
+        "(/src/tensorrt_llm/cpp/tensorrt_llm/kernels/contextFusedMultiHeadAttention/fmhaRunner.cpp:87)":
+            "TensorRT-LLM: Assertion failed: Unsupported architecture",
+        "[12/05/2023-23:50:35] [TRT-LLM] [E] The following expected tensors are not found: {'past_key_value_16'}":
+            "TRT-LLM: The following expected tensors are not found",
+        "[03/27/2024-11:09:02] [TRT] [E] 6: The engine plan file is generated on an incompatible device, "
+        "expecting compute 8.0 got compute 8.9, please rebuild.": "TRT: 6: The engine plan file is generated",
+        "ptxas /tmp/compile-ptx-src-1, line 52; error   : Feature '.bf16' requires .target sm_80 or higher":
+            "ptxas: Feature '.bf16' requires .target sm_80",
+        "ptxas fatal   : Ptx assembly aborted due to errors": "ptxas: Ptx assembly aborted due to errors",
+        "thread 'main' panicked at '`max_input_length` must be < `max_total_tokens`', router/src/validation.rs:34:13":
+            "'`max_input_length` must be < `max_total_tokens`'",
+        "panic: runtime error: invalid memory address or nil pointer dereference": "runtime error: invalid memory",
+        "[2025-05-19T09:38:16.462] [1848523.0] error: pyxis: container start failed with error code: 1":
+            "pyxis: container start failed",
+        "nvidia-persistenced[2812]: ERROR: Failed to find user ID of user 'nvidia-persistenced': "
+        "No such file or directory": "nvidia-persistenced: Failed to find user ID",
+    }
+    for line, expected in strong.items():
+        found, _ = _error_lines(line)
+        assert found is not None and found.startswith(expected), (line, found)
+    weak = {
+        "ERROR 09-01 02:20:44 [engine.py:458] Timed out after 601 seconds waiting for clients. 1/8 clients joined.":
+            "Timed out after 601 seconds",
+        "CRITICAL 05-07 05:58:46 core_client.py:191] Got fatal signal from worker processes, shutting down.":
+            "Got fatal signal from worker processes",
+        "2024-05-03 18:48:26,722\tERROR process_watcher.py:116 -- Raylet is terminated.": "Raylet is terminated.",
+        "2024-03-06T17:53:31.149443Z ERROR text_generation_launcher: Shard 0 failed to start": "Shard 0 failed",
+        "ERROR:systemctl:Unit ollama.service could not be found.": "Unit ollama.service could not be found.",
+        'time="2026-01-25T00:45:43+11:00" level=error msg="failed to generate CDI spec: failed to create device '
+        'CDI specs"': "failed to generate CDI spec",
+    }
+    for line, expected in weak.items():
+        strong_found, found = _error_lines(line)
+        assert strong_found is None and found is not None and found.startswith(expected), (line, found)
+    # a traceback logged line by line (indented after the prefix), an introduction, routine errors
+    for line in ["ERROR 08-02 18:15:15 [multiproc_worker_utils.py:226]     raise RuntimeError(",
+                 "(VllmWorker rank=3 pid=15164) ERROR 06-19 07:06:13 [multiproc_executor.py:527] Last error:",
+                 "[2025-05-19T09:38:16.462] [1848523.0] error: pyxis: printing enroot log file:",
+                 "sshd[24324]: error: Received disconnect from 195.154.37.122: 3: Auth fail [preauth]",
+                 "2015-07-29 19:03:35,413 - ERROR [LearnerHandler-/10.10.34.11:52225:LearnerHandler@562] - "
+                 "Unexpected exception causing shutdown while sock still open"]:
+        assert _error_lines(line) == (None, None), line
+
+
+def test_logger_marked_errors_lead_only_when_nothing_explains_a_cause(library: CompiledLibrary) -> None:
+    logged = "ERROR 07-28 15:07:22 [core.py:632] For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    alone = analyze_bytes(logged.encode(), library).findings
+    assert [f.title for f in alone] == ["Not recognised: For debugging consider passing CUDA_LAUNCH_BLOCKING=1"]
+    # with a line that names a cause (vllm-project/vllm#14452, as the cuda-no-kernel-image fixture quotes it)
+    cause = ("ERROR 07-28 15:07:22 [core.py:632] RuntimeError: CUDA error: no kernel image is available for "
+             "execution on the device\n")
+    findings = analyze_bytes((cause + logged).encode(), library).findings
+    assert findings[0].id == "cuda-no-kernel-image-for-device"
+    assert [f for f in findings if f.kind == FindingKind.unrecognised] == []
+
+
+# nvidia-container-runtime#41 (an image that ships nvidia-smi), the line as its fixture quotes it
+DRIVER_FILE = ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/aufs/mnt/e5827a97552f6cd98"
+               "25b4b3e68fc565e3ae791addeb680394c12de943a5c64d4/usr/bin/nvidia-smi: file exists")
+
+
+def test_a_hard_wrapped_paste_is_rejoined(library: CompiledLibrary) -> None:
+    """Copied from a terminal 64 columns wide: the line cut into pieces of exactly that width,
+    mid-word, after a shorter first line."""
+    pieces = [DRIVER_FILE[i:i + 64] for i in range(0, len(DRIVER_FILE), 64)]
+    paste = "docker: Error response from daemon: OCI runtime create failed.\n" + "\n".join(pieces) + "\n"
+    assert len(pieces) == 3 and not any("creation failed" in p and "file exists" in p for p in pieces)
+    report = analyze_bytes(paste.encode(), library)
+    top = report.findings[0]
+    assert top.id == "nvidia-container-cli-driver-file-in-image"
+    assert (top.evidence[0].line, top.evidence[0].text) == (2, DRIVER_FILE)  # the input's own line numbers
+
+
+def test_a_soft_wrapped_line_and_rsyslog_colour_escapes(library: CompiledLibrary) -> None:
+    # flwrlabs/flower#2157 (the ray-memory-monitor fixture's line), as rsyslog stores Ray's colours
+    # and as a web page wraps it at a space
+    line = ("#033[2m#033[36m(raylet)#033[0m node_manager.cc:3084: 4 Workers (tasks / actors) killed due to "
+            "memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: b287aac2de42bef55d1)")
+    cut = line.index("due to memory") + len("due to ")
+    report = analyze_bytes(f"{line[:cut]}\n{line[cut:]}\n".encode(), library)
+    top = report.findings[0]
+    assert top.id == "ray-memory-monitor-killed-worker"
+    assert "#033" not in top.evidence[0].text and top.evidence[0].text.startswith("(raylet) node_manager.cc:3084")
+
+
+def test_equal_length_records_are_not_joined() -> None:
+    from analyzer.readers.paste import rejoin
+
+    # a compiler's run of error lines of one length (ptxas prints one per PTX line), glog lines,
+    # traceback frames that happen to be as long as each other: records, not pieces
+    runs = [
+        b"ptxas /tmp/compile-ptx-src-ac38de, line 521; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+        b"ptxas /tmp/compile-ptx-src-ac38de, line 523; error   : Feature '.bf16' requires .target sm_80 or higher\n"
+        b"ptxas fatal   : Ptx assembly aborted due to errors\n",
+        (PASTES / "flashinfer-3674-worker-prefix-blank-lines.log").read_bytes(),
+        b"  File \"/usr/lib/python3.13/site-packages/jax/_src/xla_bridge.py\", line 610, in discover_pjrt_plugins\n"
+        b"    plugin_module.initialize()\n"
+        b"  File \"/usr/lib/python3.13/site-packages/jax_plugins/xla_cuda12/__init__.py\", line 96, in initializ\n"
+        b"    xla_client.register_custom_type_id_handler(\n",
+    ]
+    for data in runs:
+        assert rejoin(data) == data

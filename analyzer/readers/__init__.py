@@ -27,7 +27,9 @@ PARSERS: dict[InputForm, Parser] = {
 }
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colours of a terminal or `docker logs` copied with the text
+# colours of a terminal or `docker logs` copied with the text, also as rsyslog writes them (it
+# escapes control characters as '#' and three octal digits: ESC is #033)
+_ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]")
 
 
 def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:
@@ -36,7 +38,7 @@ def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:
     if form is InputForm.journal_export:  # binary fields may hold any byte, \r included
         return [line.decode("utf-8", "surrogateescape") for line in raw]
     lines = [line.decode("utf-8", "replace").removesuffix("\r") for line in raw]  # CRLF logs
-    return [_ANSI.sub("", line) if "\x1b" in line else line for line in lines]
+    return [_ANSI.sub("", line) if "\x1b" in line or "#033[" in line else line for line in lines]
 
 
 def parse_lines(raw: Sequence[bytes], form: InputForm, first_line: int = 1, path: str = "-") -> list[Record]:

@@ -1,0 +1,71 @@
+"""Lines a paste broke: a log copied from a terminal or a web page into a ticket is often
+hard-wrapped at the window's width (each long line cut into pieces of exactly that width, in
+the middle of a word) or soft-wrapped at a space. The pieces are joined again before anything
+reads them, so a message cut in two still matches as one line.
+
+Only a small console input (one that fits in the first block read, as a paste does) is
+rejoined. The line count is kept: the joined text stands on the first piece's line and the
+later pieces' lines are left empty, so evidence still points at the input's own line numbers.
+
+A hard wrap is taken as proven only when at least two lines have the longest length of the
+input and each is followed by a piece that cannot start a line of its own (not indented, no
+time stamp, level, traceback or worker prefix at its start), and the cut line does not end a
+sentence. A soft wrap is a long line that ends in a space, followed by a line that starts with
+a lower-case letter. A piece that starts with the same word as the line it would join is a
+record of its own (a compiler's or a program's run of equal-length error lines).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+MIN_WIDTH = 60  # terminals and text boxes are wider; shorter equal lines are a coincidence
+_STARTS_A_LINE = re.compile(
+    r"\s|$"  # indented: a traceback's frame, a continuation the log wrote itself
+    r"|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d "  # a time stamp
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)\b|[IWEF]\d{4} "  # a level, glog
+    r"|Traceback |File \"|During handling|The above exception"  # Python's own lines
+    r"|\[|\(\w+ pid=|>|#|\$ "  # a bracketed or worker prefix, a quote, a comment, a prompt
+)
+_ENDS_A_SENTENCE = (".", "!", "?")
+
+
+def rejoin(data: bytes) -> bytes:
+    """`data` with hard- and soft-wrapped lines joined; the same bytes when nothing was wrapped."""
+    lines = data.decode("utf-8", "surrogateescape").split("\n")
+    width = _wrap_width(lines)
+    out = list(lines)
+    head, joined = 0, False  # the line being continued
+    for i in range(1, len(lines)):
+        if _continues(lines[i - 1], lines[i], width) and out[head].strip() and not _same_start(out[head], lines[i]):
+            out[head] += lines[i]
+            out[i] = ""  # keep the count: the piece's own line is now empty
+            joined = True
+        else:
+            head = i
+    return "\n".join(out).encode("utf-8", "surrogateescape") if joined else data
+
+
+def _continues(piece: str, nxt: str, width: int | None) -> bool:
+    """Does `nxt` continue the line whose last piece is `piece`?"""
+    if not piece.strip() or not nxt or _STARTS_A_LINE.match(nxt):
+        return False
+    if width is not None and len(piece) == width and not piece.rstrip().endswith(_ENDS_A_SENTENCE):
+        return True
+    return len(piece) >= MIN_WIDTH and piece.endswith(" ") and nxt[0].islower()
+
+
+def _same_start(line: str, nxt: str) -> bool:
+    """Lines that start with the same word are records of one program, not pieces of one line."""
+    return line.split(None, 1)[0] == nxt.split(None, 1)[0]
+
+
+def _wrap_width(lines: list[str]) -> int | None:
+    lengths = Counter(len(line) for line in lines if len(line) >= MIN_WIDTH)
+    if not lengths:
+        return None
+    width = max(lengths)
+    cut = [i for i in range(len(lines) - 1) if len(lines[i]) == width and _continues(lines[i], lines[i + 1], width)
+           and not _same_start(lines[i], lines[i + 1])]
+    return width if len(cut) >= 2 else None
