@@ -7,9 +7,9 @@ Only a small console input (one that fits in the first block read, as a paste do
 rejoined. The line count is kept: the joined text stands on the first piece's line and the
 later pieces' lines are left empty, so evidence still points at the input's own line numbers.
 
-A hard wrap is taken as proven only when at least two lines have the longest length of the
-input and each is followed by a piece that cannot start a line of its own (not indented, no
-time stamp, level, traceback or worker prefix at its start), and the cut line does not end a
+A hard wrap is taken as proven only when at least two different lines have the longest length
+of the input and each is followed by a piece that cannot start a line of its own (not indented, no
+time stamp, level, traceback, exception name or worker prefix at its start), and the cut line does not end a
 sentence. A soft wrap is a long line that ends in a space, followed by a line that starts with
 a lower-case letter. A piece that starts with the same word as the line it would join is a
 record of its own (a compiler's or a program's run of equal-length error lines).
@@ -27,6 +27,7 @@ _STARTS_A_LINE = re.compile(
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)\b|[IWEF]\d{4} "  # a level, glog
     r"|Traceback |File \"|During handling|The above exception"  # Python's own lines
     r"|\[|\(\w+ pid=|>|#|\$ "  # a bracketed or worker prefix, a quote, a comment, a prompt
+    r"|[A-Za-z_]\w*(?:\.\w+)+:|\S+:\d+:\d+ \["  # an exception's dotted name, NCCL's host:pid:tid [dev]
 )
 _ENDS_A_SENTENCE = (".", "!", "?")
 
@@ -66,6 +67,6 @@ def _wrap_width(lines: list[str]) -> int | None:
     if not lengths:
         return None
     width = max(lengths)
-    cut = [i for i in range(len(lines) - 1) if len(lines[i]) == width and _continues(lines[i], lines[i + 1], width)
-           and not _same_start(lines[i], lines[i + 1])]
-    return width if len(cut) >= 2 else None
+    cut = {lines[i] for i in range(len(lines) - 1) if len(lines[i]) == width
+           and _continues(lines[i], lines[i + 1], width) and not _same_start(lines[i], lines[i + 1])}
+    return width if len(cut) >= 2 else None  # two different pieces: a repeated line proves nothing
