@@ -110,6 +110,14 @@ def test_every_pattern_and_postmortem_has_a_page(site: Path, built: BuildResult)
     assert "not that it is rare" in oom
 
 
+def test_a_tag_called_index_has_its_own_page_beside_the_tags_listing(site: Path) -> None:
+    # uv-first-index-lacks-requested-version is tagged `index` (uv's --index option)
+    assert paths.tag("index") != paths.TAGS and paths.area("index") != paths.AREAS
+    page = (site / paths.tag("index")).read_text()
+    assert "uv-first-index-lacks-requested-version" in page
+    assert paths.tag("index").removeprefix("tags/") in (site / paths.TAGS).read_text()  # the listing links to it
+
+
 def test_every_generated_file_names_its_source(site: Path) -> None:
     for path in site.rglob("*"):
         if path.is_file() and path.name != MARKER:
@@ -235,6 +243,9 @@ def test_build_refuses_to_replace_a_folder_it_did_not_build(tmp_path: Path) -> N
     ("Treat the token as a secret: environment file or secret store", False),
     ("pass the token: HF_TOKEN=$HF_TOKEN or --token &lt;token&gt;", False),
     ("secret=[REDACTED]", False),
+    # huggingface_hub's LocalTokenNotFoundError quotes the code that asked for a token
+    ("Token is required (`token=True`), but no token found.", False),
+    ("token=Truestory42", True),
 ])
 def test_secret_detection(text: str, secret: bool) -> None:
     assert (find_secret(text) is not None) == secret

@@ -3,7 +3,7 @@
 It reuses the patterns of analyzer/redact.py (SECRETS). Token formats (Hugging Face,
 OpenAI-style, GitHub, AWS keys, private keys) always count. Keyword assignments
 (`password=…`, `token: …`) count unless the value is plainly not a secret: a placeholder
-(`$HF_TOKEN`, `<token>`, `hf_xxxx…`, `[REDACTED]`, `...`), or prose: a colon, a space and
+(`$HF_TOKEN`, `<token>`, `hf_xxxx…`, `[REDACTED]`, `...`), a literal (`token=True`), or prose: a colon, a space and
 an ordinary lowercase word ("treat the token as a secret: environment file or…").
 `password=letmein` still counts.
 """
@@ -17,6 +17,7 @@ from analyzer.errors import TriageError
 from analyzer.redact import REDACTED, SECRETS
 
 _PROSE = re.compile(r"^[a-z]+[.,;:]?$")
+_LITERALS = {"True", "False", "None", "true", "false", "null"}  # `token=True` in an error message quoting code
 _PLACEHOLDER = re.compile(r"[$<>{}]|\.\.\.|…|x{4,}|X{4,}|\*{3,}|" + re.escape(REDACTED))
 
 
@@ -32,7 +33,7 @@ def _value(m: re.Match[str]) -> str:
 
 
 def _not_a_secret(m: re.Match[str], value: str) -> bool:
-    if _PLACEHOLDER.search(value):
+    if _PLACEHOLDER.search(value) or value.rstrip("`)]}") in _LITERALS:
         return True
     keep = m.groupdict().get("keep") or ""
     return keep.rstrip(" ").endswith(":") and keep.endswith(" ") and bool(_PROSE.match(value))

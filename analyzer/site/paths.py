@@ -13,20 +13,25 @@ TAGS = "tags/index.html"
 ASSETS = "assets"
 
 
+def _leaf(name: str) -> str:
+    """A page's file name: a tag, area or id called "index" must not take its folder's listing."""
+    return f"{name}_.html" if name == "index" else f"{name}.html"
+
+
 def pattern(pattern_id: str) -> str:
-    return f"patterns/{pattern_id}.html"
+    return f"patterns/{_leaf(pattern_id)}"
 
 
 def postmortem(postmortem_id: str) -> str:
-    return f"postmortems/{postmortem_id}.html"
+    return f"postmortems/{_leaf(postmortem_id)}"
 
 
 def area(name: str) -> str:
-    return f"areas/{slug(name)}.html"
+    return f"areas/{_leaf(slug(name))}"
 
 
 def tag(tag_slug: str) -> str:
-    return f"tags/{tag_slug}.html"
+    return f"tags/{_leaf(tag_slug)}"
 
 
 def severity(level: str) -> str:
