@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -329,19 +329,20 @@ def lucene_query(query: str) -> Callable[[str], bool]:
         pos = m.end()
     at = [0]
 
-    def expr() -> Callable[[str], bool]:
-        parts = [term()]
-        while at[0] < len(tokens) and tokens[at[0]][0] == "OR":
+    def joined(op: str, operand: Callable[[], Callable[[str], bool]],
+               combine: Callable[[Iterable[bool]], bool]) -> Callable[[str], bool]:
+        """One level of the grammar: operands joined by `op` (OR of terms, AND of factors)."""
+        parts = [operand()]
+        while at[0] < len(tokens) and tokens[at[0]][0] == op:
             at[0] += 1
-            parts.append(term())
-        return lambda s: any(p(s) for p in parts)
+            parts.append(operand())
+        return lambda s: combine(p(s) for p in parts)
+
+    def expr() -> Callable[[str], bool]:
+        return joined("OR", term, any)
 
     def term() -> Callable[[str], bool]:
-        parts = [factor()]
-        while at[0] < len(tokens) and tokens[at[0]][0] == "AND":
-            at[0] += 1
-            parts.append(factor())
-        return lambda s: all(p(s) for p in parts)
+        return joined("AND", factor, all)
 
     def factor() -> Callable[[str], bool]:
         kind, value = tokens[at[0]]
