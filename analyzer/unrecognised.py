@@ -229,10 +229,10 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
     out = []
     for u in collector.top(explained):
         who = _emitter(u.frame, emitters)
-        raised = f" It was raised in {_where(u.frame)}" if u.frame else ""
-        raised += f" ({who[1].project})." if who else ("." if raised else "")
-        if not u.frame and u.logger:
-            raised = f" It was logged by {u.logger}."
+        if u.frame:
+            raised = f" It was raised in {_where(u.frame)}" + (f" ({who[1].project})." if who else ".")
+        else:
+            raised = f" It was logged by {u.logger}." if u.logger else ""
         fix = [f"Read the lines just before line {u.evidence.line}: an earlier warning or error often says why "
                "(a failed probe, a missing file, a refused connection)."]
         if u.frame:
