@@ -5,12 +5,18 @@ that says so plainly, quotes the error, names the program whose code raised it (
 innermost traceback frame of a known project) and the next diagnostic step. It ranks below
 the findings that explain a cause and above those that only describe consequences (a
 killed process, a failed unit, an engine that did not start): the unknown error is the lead.
-The knowledge base later adds the nearest past incidents by meaning, offered as such."""
+The knowledge base later adds the nearest past incidents by meaning, offered as such.
+
+A service that fails without an error-shaped line still said something: when systemd reports
+its process exited with a failure status and the service's own lines just before hold no error
+and no known pattern, its last line (not a routine INFO one) is reported the same way, saying
+that it is the last thing the program logged before the unit failed."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -84,6 +90,19 @@ _WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S")
 _LOGFMT = re.compile(r"(?:^|\s)level=(?:error|fatal|panic)\s")
 _LOGFMT_FIELD = re.compile(r'\b(?P<key>msg|error|err)=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<v>\S+))')
 _GLOG = re.compile(r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<file>\S+:\d+)\] ")
+# systemd's line when a service's process failed (src/core/service.c, "Main process exited" and
+# "Control process exited" for ExecStartPre= and the like): an exit status other than 0, or a
+# signal. The service's own last line before it, when no error shape marks one, is its last word
+# on why: a daemon that gives up prints one plain sentence (Fabric Manager, persistenced, dockerd).
+_UNIT_EXIT = re.compile(r"(?P<unit>[\w@.\\-]+?)(?:\.service)?: (?:Main|Control) process exited, "
+                        r"code=(?:exited, status=(?!0/)|killed, status=|dumped, status=)(?P<status>\d+(?:/\w+)?)")
+LAST_WORDS = 12  # lines before the exit looked at: the region read before a hit (regions.BEFORE)
+# a syslog line pasted as text, after its time stamp (any date form): host, program[pid], message
+_SYSLOG_TAIL = re.compile(r"^.{0,24}?\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d)? [\w.-]+ "
+                          r"(?P<ident>[\w.@-]+?)(?:\[(?P<pid>\d+)\])?: (?P<msg>.*)")
+_NOT_LAST_WORDS = re.compile(r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|level=(?:info|debug|trace)\b")
+_NAME_PART = re.compile(r"[a-z][a-z0-9]{4,}")
+_TOO_COMMON = {"nvidia", "server", "service", "daemon", "python", "python3"}
 
 
 def mask(text: str) -> str:
@@ -155,6 +174,7 @@ class Unexplained:
     logger: str | None = None  # the journal's unit or program name of the line, when it has one
     count: int = 1
     weak: bool = False  # marked an error only by its logger's level: reported when nothing explains a cause
+    exit: str | None = None  # the unit failure it preceded: "nvidia-fabricmanager.service exited with status 1/FAILURE"
     first: float | None = None  # seconds of the first and last occurrences whose time is known
     last: float | None = None
 
@@ -167,28 +187,62 @@ class Unexplained:
 @dataclass
 class Collector:
     items: dict[str, Unexplained] = field(default_factory=dict)
+    # the latest lines of services (not systemd's, not the kernel's), per input and host, with
+    # whether a pattern or an error shape already took them
+    said: dict[tuple[str, str | None], deque[tuple[Event, bool]]] = field(default_factory=dict)
 
     def add(self, events: Iterable[Event], matched_lines: set[tuple[str, int]]) -> None:
         for event in events:
-            if any((r.path, r.line) in matched_lines for r in event.records):
+            matched = any((r.path, r.line) in matched_lines for r in event.records)
+            taken = matched or self._add_error(event)
+            if event.kind is not EventKind.line:
                 continue
-            line, weak = error_line(event), False
-            if line is None:
-                line, weak = logged_error_line(event), True
-            if line is None:
-                continue
-            template = mask(line)
-            when = to_seconds(event.records[-1].time)
-            if template in self.items:
-                self.items[template].count += 1
-                self.items[template].seen_at(when)
-            elif len(self.items) < MAX_TEMPLATES:
-                last = event.records[-1]
-                self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
-                                                                             text=whole_line(line)),
-                                                   event.frames[-1] if event.frames else None,
-                                                   logger=last.unit, weak=weak)
-                self.items[template].seen_at(when)
+            last = event.records[-1]
+            program, text = _speaker(event)
+            if m := _UNIT_EXIT.search(text):
+                self._last_words(event, m["unit"], m["status"])
+            elif not _is_systemd(program):
+                self.said.setdefault((last.path, last.host), deque(maxlen=LAST_WORDS)).append((event, taken))
+
+    def _add_error(self, event: Event) -> bool:
+        line, weak = error_line(event), False
+        if line is None:
+            line, weak = logged_error_line(event), True
+        if line is None:
+            return False
+        self._keep(event, line, weak)
+        return True
+
+    def _keep(self, event: Event, line: str, weak: bool, exit: str | None = None, logger: str | None = None) -> None:
+        template = mask(line)
+        when = to_seconds(event.records[-1].time)
+        if template in self.items:
+            self.items[template].count += 1
+            self.items[template].seen_at(when)
+        elif len(self.items) < MAX_TEMPLATES:
+            last = event.records[-1]
+            self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
+                                                                         text=whole_line(line)),
+                                               event.frames[-1] if event.frames else None,
+                                               logger=logger or last.unit, weak=weak, exit=exit)
+            self.items[template].seen_at(when)
+
+    def _last_words(self, exit_event: Event, unit: str, status: str) -> None:
+        """A failed unit whose service logged no error just before: its last line is the lead."""
+        end = exit_event.records[0]
+        recent = [(e, taken) for e, taken in self.said.get((end.path, end.host), ())
+                  if end.line - LAST_WORDS <= e.first_line < end.line]
+        said = [(e, t) for e, t in recent if _related(_speaker(e)[0], unit)]
+        if not said and len({_speaker(e)[0] or e.records[-1].process for e, _ in recent}) == 1:
+            said = recent  # one program spoke in the window: the unit's, whatever its name
+        if not said or any(taken for _, taken in said):
+            return  # nothing to go on, or an error or a known pattern is already the lead
+        event = said[-1][0]
+        who, line = _speaker(event)
+        if len(line) < 12 or _NOT_LAST_WORDS.search(line):
+            return
+        self._keep(event, f"{who}: {line}" if who else line, False,
+                   exit=f"{unit}.service exited with status {status} (line {end.line})", logger=who)
 
     def merge(self, other: Collector) -> None:
         """Fold in the collector of another input read elsewhere (a `--jobs` worker)."""
@@ -206,6 +260,31 @@ class Collector:
         ordered = sorted((u for u in self.items.values() if not (explained and u.weak)),
                          key=lambda u: (-u.count, u.evidence.path, u.evidence.line))
         return ordered[:REPORTED]
+
+
+def _speaker(event: Event) -> tuple[str | None, str]:
+    """The program that logged a line event and its message (a pasted syslog line carries both
+    in its text)."""
+    record, text = event.records[-1], event.text.split("\n")[0].strip()
+    if record.unit is None and (m := _SYSLOG_TAIL.match(text)):
+        return m["ident"], m["msg"].strip()
+    return record.unit, text
+
+
+def _is_systemd(program: str | None) -> bool:
+    return program is not None and (program == "kernel" or program.startswith("systemd") or program == "init.scope")
+
+
+def _related(program: str | None, unit: str) -> bool:
+    """Does `program` (a syslog identifier or a unit) name the service `unit`? The identifier is the
+    binary's name, which shares the unit's name or a distinctive part of it (nv-fabricmanager
+    for nvidia-fabricmanager.service, dockerd for docker.service)."""
+    if not program:
+        return False
+    p, u = program.lower().removesuffix(".service"), unit.lower().split("@")[0]
+    if p.startswith(u) or u.startswith(p):
+        return True
+    return bool(set(_NAME_PART.findall(p)) & set(_NAME_PART.findall(u)) - _TOO_COMMON)
 
 
 def _emitter(frame: Frame | None, emitters: Mapping[str, Emitter]) -> tuple[str, Emitter] | None:
@@ -231,6 +310,8 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
         who = _emitter(u.frame, emitters)
         if u.frame:
             raised = f" It was raised in {_where(u.frame)}" + (f" ({who[1].project})." if who else ".")
+        elif u.exit:
+            raised = f" It is the last line {u.logger or 'the service'} logged before {u.exit}."
         else:
             raised = f" It was logged by {u.logger}." if u.logger else ""
         fix = [f"Read the lines just before line {u.evidence.line}: an earlier warning or error often says why "

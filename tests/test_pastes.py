@@ -173,6 +173,40 @@ def test_logger_marked_errors_lead_only_when_nothing_explains_a_cause(library: C
     assert [f for f in findings if f.kind == FindingKind.unrecognised] == []
 
 
+# A daemon that gives up says one plain sentence, then systemd reports the exit (the lines after
+# the daemon's are systemd's formats, src/core/service.c and unit.c)
+DAEMON_GIVES_UP = """\
+Nov 04 10:00:01 gpu-7 systemd[1]: Starting gpu-telemetry.service - GPU telemetry agent...
+Nov 04 10:00:01 gpu-7 gpu-telemetryd[4242]: config file item: COLLECT_INTERVAL has an invalid value
+Nov 04 10:00:01 gpu-7 systemd[1]: gpu-telemetry.service: Main process exited, code=exited, status=1/FAILURE
+Nov 04 10:00:01 gpu-7 systemd[1]: gpu-telemetry.service: Failed with result 'exit-code'.
+Nov 04 10:00:01 gpu-7 systemd[1]: Failed to start gpu-telemetry.service - GPU telemetry agent.
+"""
+
+
+def test_a_failed_units_last_words_lead_over_its_exit(library: CompiledLibrary) -> None:
+    findings = analyze_bytes(DAEMON_GIVES_UP.encode(), library).findings
+    top = findings[0]
+    assert top.kind == FindingKind.unrecognised
+    assert top.title == "Not recognised: gpu-telemetryd: config file item: COLLECT_INTERVAL has an invalid value"
+    assert "last line gpu-telemetryd logged before gpu-telemetry.service exited with status 1/FAILURE (line 3)" \
+        in top.cause
+    assert top.evidence[0].line == 2 and findings[1].kind == "pattern"
+
+
+def test_last_words_only_from_the_failed_units_program_and_not_routine(library: CompiledLibrary) -> None:
+    def unknown(log: str) -> list[str]:
+        return [f.title for f in analyze_bytes(log.encode(), library).findings if f.kind == FindingKind.unrecognised]
+
+    routine = DAEMON_GIVES_UP.replace("config file item", "INFO config file item")
+    assert unknown(routine) == []  # a level that says all is well is not a reason
+    other = DAEMON_GIVES_UP.replace("gpu-telemetryd[4242]", "sshd[4242]").replace(
+        "gpu-7 systemd[1]: Starting", "gpu-7 cron[77]: Starting")  # two other programs, neither the unit's
+    assert unknown(other) == []
+    succeeded = DAEMON_GIVES_UP.replace("status=1/FAILURE", "status=0/SUCCESS")
+    assert unknown(succeeded) == []
+
+
 # nvidia-container-runtime#41 (an image that ships nvidia-smi), the line as its fixture quotes it
 DRIVER_FILE = ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/aufs/mnt/e5827a97552f6cd98"
                "25b4b3e68fc565e3ae791addeb680394c12de943a5c64d4/usr/bin/nvidia-smi: file exists")
