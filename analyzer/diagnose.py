@@ -29,6 +29,7 @@ CONFIDENCE_WEIGHT = 4  # a surer explanation of the same severity ranks first
 FACTS_SUPPORT = 2  # a `supports:` condition or a version rule holds: evidence beyond the message
 FACTS_CONTRADICT = -3  # a `contradicts:` condition holds: outweighs one support, confidence drops a level
 CHAIN_BONUS = 6  # the root of a causal chain: lifts a cause above the louder symptoms it led to
+REFINES_ABOVE = 0.5  # a specific pattern ranks just above the general one it refines, when both are found
 CHAIN_ABOVE_ROOT = 1  # a chain ranks just above its own root finding, which it explains more fully
 STALE = -2  # last seen long before the latest failure: an old problem, probably not this outage
 STALE_S = 86400  # "long before": a day
@@ -79,7 +80,7 @@ def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: 
         _apply_rule(rule, found, facts, values, book.tables, reasons, bonus)
     chains = [c for chain in book.chains
               if (c := _chain(chain, occ, found, library, reasons, bonus, fact_sightings))]
-    ranked = _rank(found, reasons, bonus, occ)
+    ranked = _refine(_rank(found, reasons, bonus, occ), library)
     scores = {f.id: f.score for f in ranked}
     why = {f.id: f.reasons for f in ranked}
     chains = [c.model_copy(update={"score": scores[c.members[0]] + CHAIN_ABOVE_ROOT,
@@ -278,13 +279,32 @@ def _rank(found: Mapping[str, Finding], reasons: Mapping[str, list[str]], bonus:
     return sorted(scored, key=lambda f: (-f.score, f.first_line))
 
 
+def _refine(ranked: list[Finding], library: CompiledLibrary) -> list[Finding]:
+    """A specific pattern found with a general one it `refines` ranks just above it."""
+    score = {f.id: f.score for f in ranked}
+    out = []
+    for f in ranked:
+        own = library.patterns.get(f.id)  # rules' findings are not patterns
+        general = [g for g in own.pattern.refines if g in score] if own else []
+        top = max((score[g] for g in general), default=None)
+        if top is not None and f.score < top + REFINES_ABOVE:
+            f = f.model_copy(update={"score": top + REFINES_ABOVE, "reasons": [
+                *f.reasons, f"refines {', '.join(general)}, found too: ranked just above it (+{REFINES_ABOVE})"]})
+        out.append(f)
+    return sorted(out, key=lambda f: (-f.score, f.first_line))
+
+
 def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
-    """Chain members fold under their chain. A low-confidence (generic symptom) finding folds
+    """Chain members fold under their chain, a general pattern under the specific one that
+    refines it. A low-confidence (generic symptom) finding folds
     under the highest finding of its area, or else under the top finding when that one was
     logged before it: a symptom follows its cause."""
     out: list[Finding] = []
     folded: dict[str, list[Symptom]] = {}
     chained = {m: f.id for f in findings if f.kind is FindingKind.chain for m in f.members}
+    present = {f.id for f in findings}
+    refined = {g: f.id for f in reversed(findings) if f.kind is FindingKind.pattern and f.id in library.patterns
+               for g in library.patterns[f.id].pattern.refines if g in present and g not in chained}
 
     def areas(g: Finding) -> set[str]:
         ids = g.members if g.kind is FindingKind.chain else [g.id]
@@ -292,6 +312,8 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
 
     for f in findings:  # ranked order
         host = chained.get(f.id)
+        if host is None and refined.get(f.id) in {g.id for g in out}:
+            host = refined[f.id]  # the specific pattern that refines it is shown
         if host is None and f.kind is FindingKind.pattern and f.confidence is Confidence.low:
             area = library.patterns[f.id].pattern.area
             causes = [g for g in out if g.confidence is not Confidence.low]

@@ -190,3 +190,51 @@ def test_only_a_signal_may_mark_the_timeline(tmp_path: Path) -> None:
     path.write_text(TEAM_START.replace("role: signal\n", ""))
     with pytest.raises(PatternError, match="`marks` is for lifecycle signals"):
         load_pattern(path)
+
+
+TEAM_OOM = """title: Our loader ran out of GPU memory while placing the adapters
+id: team-loader-adapters-oom
+status: stable
+severity: medium
+confidence: medium
+area: runtime
+description: The team's loader places every adapter on the GPU at start; too many adapters do not fit.
+why: The service never becomes ready.
+match:
+  any:
+    - regex: 'adapter placement failed: out of GPU memory'
+fix: ["Lower MAX_ADAPTERS in the loader's config."]
+source: our loader's message
+refines: [cuda-out-of-memory]
+"""
+
+
+def test_a_specific_pattern_outranks_the_general_one_it_refines(tmp_path: Path) -> None:
+    """Found together, the pattern that refines a more general one ranks first, whatever their
+    severities, and the general one folds under it; without `refines:` the general one leads."""
+    from analyzer.triage import load
+
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    (folder / "team-loader-adapters-oom.yaml").write_text(TEAM_OOM)
+    log = (b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+           b"adapter placement failed: out of GPU memory\n")
+    refined = analyze_bytes(log, load([tmp_path])).findings
+    assert refined[0].id == "team-loader-adapters-oom"
+    assert [s.id for s in refined[0].symptoms] == ["cuda-out-of-memory"]
+    assert "cuda-out-of-memory" not in [f.id for f in refined]
+    (folder / "team-loader-adapters-oom.yaml").write_text(TEAM_OOM.replace("refines: [cuda-out-of-memory]\n", ""))
+    assert [f.id for f in analyze_bytes(log, load([tmp_path])).findings][:2] == [
+        "cuda-out-of-memory", "team-loader-adapters-oom"]
+
+
+def test_refines_must_name_a_pattern(tmp_path: Path) -> None:
+    from analyzer.errors import PatternErrors
+    from analyzer.triage import load
+
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    (folder / "team-loader-adapters-oom.yaml").write_text(TEAM_OOM.replace("[cuda-out-of-memory]", "[no-such-one]"))
+    with pytest.raises(PatternErrors) as caught:
+        load([tmp_path])
+    assert caught.value.line == 14 and "refines names an unknown pattern 'no-such-one'" in caught.value.message

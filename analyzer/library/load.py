@@ -130,6 +130,10 @@ def load_library(roots: Sequence[Path]) -> Library:
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
     errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
                for path, key, pid in covers if pid not in seen]
+    lines = {path: text.split("\n") for path, text in texts}
+    errors += [PatternError(f"refines names an unknown pattern {rid!r}", f.path,
+                            next((i + 1 for i, ln in enumerate(lines[f.path]) if ln.startswith("refines:")), None))
+               for f in files for rid in f.pattern.refines if rid not in seen or rid == f.pattern.id]
     if errors:
         raise PatternErrors(errors)
     dumped = [{"path": str(f.path), "catalogue": f.catalogue,

@@ -140,6 +140,11 @@ class Pattern(Strict):
         default_factory=list,
         description="ids of patterns of the same area meant to fire on the same lines (a symptom and its cause)",
     )
+    refines: list[KebabId] = Field(
+        default_factory=list,
+        description="ids of more general patterns that fire on the same failure: when both are found, this one "
+                    "ranks first and the general one folds under it",
+    )
 
     @property
     def fix_texts(self) -> list[str]:
