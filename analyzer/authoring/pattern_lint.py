@@ -183,13 +183,15 @@ class Overlap:
                 for other, cp in ctx.compiled.patterns.items():
                     if other == pid or cp.pattern.area != owner.pattern.area:
                         continue
-                    if other in owner.pattern.overlaps or pid in cp.pattern.overlaps:
-                        continue
+                    meant = {*owner.pattern.overlaps, *owner.pattern.refines}
+                    if other in meant or pid in cp.pattern.overlaps or pid in cp.pattern.refines:
+                        continue  # declared: both fire (a symptom and its cause, or a refinement)
                     if any(rx.search(a.text) for rx in cp.regexes):
                         yield Problem(self.name, fixture.path, a.fixture_line,
                                       f"this must-match line of {pid} is also claimed by {other}",
-                                      f"narrow one of the two regexes, or list `{other}` under `overlaps:` in "
-                                      f"{pid}.yaml when both are meant to fire")
+                                      f"narrow one of the two regexes, or list `{other}` under `overlaps:` (or "
+                                      f"`refines:` when {pid} is the more specific) in {pid}.yaml when both are "
+                                      "meant to fire")
 
 
 class BenignSilence:
