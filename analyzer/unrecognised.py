@@ -94,7 +94,7 @@ _GLOG = re.compile(r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<file>\S+:\d+)\] ")
 # "Control process exited" for ExecStartPre= and the like): an exit status other than 0, or a
 # signal. The service's own last line before it, when no error shape marks one, is its last word
 # on why: a daemon that gives up prints one plain sentence (Fabric Manager, persistenced, dockerd).
-_UNIT_EXIT = re.compile(r"(?P<unit>[\w@.\\-]+?)(?:\.service)?: (?:Main|Control) process exited, "
+_UNIT_EXIT = re.compile(r"(?P<unit>[\w@.\\-]{1,256}?)(?:\.service)?: (?:Main|Control) process exited, "
                         r"code=(?:exited, status=(?!0/)|killed, status=|dumped, status=)(?P<status>\d+(?:/\w+)?)")
 LAST_WORDS = 12  # lines before the exit looked at: the region read before a hit (regions.BEFORE)
 # a syslog line pasted as text, after its time stamp (any date form): host, program[pid], message
@@ -199,7 +199,7 @@ class Collector:
                 continue
             last = event.records[-1]
             program, text = _speaker(event)
-            if m := _UNIT_EXIT.search(text):
+            if m := _unit_exit(text):
                 self._last_words(event, m["unit"], m["status"])
             elif not _is_systemd(program):
                 self.said.setdefault((last.path, last.host), deque(maxlen=LAST_WORDS)).append((event, taken))
@@ -260,6 +260,12 @@ class Collector:
         ordered = sorted((u for u in self.items.values() if not (explained and u.weak)),
                          key=lambda u: (-u.count, u.evidence.path, u.evidence.line))
         return ordered[:REPORTED]
+
+
+def _unit_exit(text: str) -> re.Match[str] | None:
+    """systemd's exit line in `text`, looked for only around its fixed words (a line can be huge)."""
+    at = text.find(" process exited, code=")
+    return None if at < 0 else _UNIT_EXIT.search(text[max(0, at - 300):at + 80])
 
 
 def _speaker(event: Event) -> tuple[str | None, str]:
