@@ -101,7 +101,7 @@ def test_a_library_seen_before_is_read_from_the_cache(tmp_path: Path, monkeypatc
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     root = tmp_path / "patterns"
-    shutil.copytree(ROOT / "patterns" / "host", root / "host")
+    shutil.copytree(ROOT / "patterns", root)  # whole: patterns name others (refines:, covered_by:)
     first = load_library([root])
     (entry,) = (tmp_path / "cache" / "triage" / "library").iterdir()
 
