@@ -253,3 +253,19 @@ def test_equal_length_records_are_not_joined() -> None:
     ]
     for data in runs:
         assert rejoin(data) == data
+
+
+def test_lines_that_only_share_the_longest_length_are_not_joined() -> None:
+    from analyzer.readers.paste import rejoin
+
+    # two log lines that happen to be the input's longest, each followed by a plain line: no cut
+    # falls inside a word, so nothing was wrapped (a terminal cuts at its width, mostly mid-word)
+    data = (b"nvidia-container-cli: mount error: file creation failed: /var/lib/docker/xyz: file exists (a)\n"
+            b"see the hook's log for more\n"
+            b"nvidia-container-cli: mount error: stat failed: /proc/driver/nvidia/gpus/0000:3b: no such (b)\n"
+            b"retrying with the legacy mode\n")
+    assert len(data.split(b"\n")[0]) == len(data.split(b"\n")[2])
+    assert rejoin(data) == data
+    wrapped = data.replace(b"exists (a)", b"exists (ab").replace(b"see the", b"cdsee the").replace(
+        b"such (b)", b"such (bc").replace(b"retrying", b"dretrying")
+    assert rejoin(wrapped) != wrapped  # the same lines cut inside words are joined

@@ -7,11 +7,13 @@ Only a small console input (one that fits in the first block read, as a paste do
 rejoined. The line count is kept: the joined text stands on the first piece's line and the
 later pieces' lines are left empty, so evidence still points at the input's own line numbers.
 
-A hard wrap is taken as proven only when at least two different lines have the longest length
-of the input and each is followed by a piece that cannot start a line of its own (not indented, no
-time stamp, level, traceback, exception name or worker prefix at its start), and the cut line does not end a
-sentence. A soft wrap is a long line that ends in a space, followed by a line that starts with
-a lower-case letter. A piece that starts with the same word as the line it would join is a
+A hard wrap is taken as proven only when at least two different lines have the longest length of
+the input and each is followed by a piece that cannot start a line of its own (not indented, no
+time stamp, level, traceback, exception name or worker prefix at its start), the cut line does
+not end a sentence, at least three in four lines of that length are cut so, and one cut at least
+falls inside a word. A soft wrap is a long line that ends in a space, followed by a line that
+starts with a lower-case letter.
+A piece that starts with the same word as the line it would join is a
 record of its own (a compiler's or a program's run of equal-length error lines).
 """
 
@@ -67,6 +69,12 @@ def _wrap_width(lines: list[str]) -> int | None:
     if not lengths:
         return None
     width = max(lengths)
-    cut = {lines[i] for i in range(len(lines) - 1) if len(lines[i]) == width
-           and _continues(lines[i], lines[i + 1], width) and not _same_start(lines[i], lines[i + 1])}
-    return width if len(cut) >= 2 else None  # two different pieces: a repeated line proves nothing
+    at_width = [i for i in range(len(lines) - 1) if len(lines[i]) == width]
+    cuts = [i for i in at_width
+            if _continues(lines[i], lines[i + 1], width) and not _same_start(lines[i], lines[i + 1])]
+    if len({lines[i] for i in cuts}) < 2:  # two different pieces: a repeated line proves nothing
+        return None
+    # a terminal cuts every line it wraps, mostly inside a word: lines that merely share the
+    # longest length (two log lines of 106 characters) are not a wrap
+    inside_a_word = any(lines[i][-1].isalnum() and lines[i + 1][0].isalnum() for i in cuts)
+    return width if inside_a_word and 4 * len(cuts) >= 3 * len(at_width) else None
