@@ -12,9 +12,8 @@ the input and each is followed by a piece that cannot start a line of its own (n
 time stamp, level, traceback, exception name or worker prefix at its start), the cut line does
 not end a sentence, at least three in four lines of that length are cut so, and one cut at least
 falls inside a word. A soft wrap is a long line that ends in a space, followed by a line that
-starts with a lower-case letter.
-A piece that starts with the same word as the line it would join is a
-record of its own (a compiler's or a program's run of equal-length error lines).
+starts with a lower-case letter. A piece that starts with the same word as the line it would
+join is a record of its own (a compiler's or a program's run of equal-length error lines).
 """
 
 from __future__ import annotations
