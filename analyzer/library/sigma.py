@@ -160,6 +160,10 @@ def rule(pf: PatternFile, lucene: bool = False) -> dict[str, Any]:
     """The Sigma rule of one pattern, as the YAML document's mapping; raises Unsupported."""
     p = pf.pattern
     values = expressions(p, lucene)
+    if p.match.ignorecase and not lucene and p.match.any and len(values) > 1:
+        # one alternation: pySigma's Loki backend merges several `|re|i` values into one regex
+        # and drops the case flag on the way (it keeps it for a single value)
+        values = ["|".join(f"({v})" for v in values)]
     # `all` of one value is not allowed; Lucene has no case flag (the classes carry both cases)
     modifier = "".join(["|re", "|all" if p.match.all and len(values) > 1 else "",
                         "|i" if p.match.ignorecase and not lucene else ""])
