@@ -100,7 +100,12 @@ def measure_file(size: str, form: str, out: Path, rg_patterns: Path) -> dict[str
                               "planted_found": sorted(set(planted) & found),
                               "planted_missed": sorted(set(planted) - found)}
     if shutil.which("rg"):
-        t_rg, _rss, _res = timed(["rg", "-c", "-f", str(rg_patterns), str(log)])
+        # the library's triggers compile past ripgrep's default size limits (100 MB regex, 10 MB
+        # DFA): without larger limits rg exits at once with status 2 and would look fast
+        t_rg, _rss, rg = timed(["rg", "--regex-size-limit", "4G", "--dfa-size-limit", "4G",
+                                "-c", "-f", str(rg_patterns), str(log)])
+        if rg.returncode not in (0, 1):  # 1: no line matched
+            raise SystemExit(f"ripgrep failed ({rg.returncode}): {rg.stderr.decode(errors='replace').strip()}")
         row |= {"rg_s": round(t_rg, 2), "rg_mb_s": round(mb / t_rg, 1),
                 "speed_over_rg": round(t_rg / t_triage, 2)}
     log.unlink()
