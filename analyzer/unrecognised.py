@@ -195,13 +195,11 @@ class Collector:
         for event in events:
             matched = any((r.path, r.line) in matched_lines for r in event.records)
             taken = matched or self._add_error(event)
-            if event.kind is not EventKind.line:
-                continue
             last = event.records[-1]
             program, text = _speaker(event)
-            if m := _unit_exit(text):
+            if event.kind is EventKind.line and (m := _unit_exit(text)):
                 self._last_words(event, m["unit"], m["status"])
-            elif not _is_systemd(program):
+            elif not _is_systemd(program):  # a traceback counts too: it is the lead, not the line before it
                 self.said.setdefault((last.path, last.host), deque(maxlen=LAST_WORDS)).append((event, taken))
 
     def _add_error(self, event: Event) -> bool:

@@ -269,3 +269,13 @@ def test_lines_that_only_share_the_longest_length_are_not_joined() -> None:
     wrapped = data.replace(b"exists (a)", b"exists (ab").replace(b"see the", b"cdsee the").replace(
         b"such (b)", b"such (bc").replace(b"retrying", b"dretrying")
     assert rejoin(wrapped) != wrapped  # the same lines cut inside words are joined
+
+
+def test_no_last_words_when_the_service_ended_with_a_traceback(library: CompiledLibrary) -> None:
+    lines = DAEMON_GIVES_UP.splitlines(keepends=True)
+    traceback = ("Nov 04 10:00:01 gpu-7 gpu-telemetryd[4242]: Traceback (most recent call last):\n"
+                 'Nov 04 10:00:01 gpu-7 gpu-telemetryd[4242]:   File "/opt/agent/main.py", line 9, in <module>\n'
+                 "Nov 04 10:00:01 gpu-7 gpu-telemetryd[4242]: KeyError: 'COLLECT_INTERVAL'\n")
+    log = "".join([*lines[:2], traceback, *lines[2:]])
+    titles = [f.title for f in analyze_bytes(log.encode(), library).findings if f.kind == FindingKind.unrecognised]
+    assert titles == ["Not recognised: KeyError: 'COLLECT_INTERVAL'"]
