@@ -187,8 +187,8 @@ class Unexplained:
 @dataclass
 class Collector:
     items: dict[str, Unexplained] = field(default_factory=dict)
-    # the latest lines of services (not systemd's, not the kernel's), per input and host, with
-    # whether a pattern or an error shape already took them
+    # the latest events per input and host, with whether a pattern or an error shape already
+    # took them: who logged them is worked out only when a unit fails (`_last_words`)
     said: dict[tuple[str, str | None], deque[tuple[Event, bool]]] = field(default_factory=dict)
 
     def add(self, events: Iterable[Event], matched_lines: set[tuple[str, int]]) -> None:
@@ -196,10 +196,9 @@ class Collector:
             matched = any((r.path, r.line) in matched_lines for r in event.records)
             taken = matched or self._add_error(event)
             last = event.records[-1]
-            program, text = _speaker(event)
-            if event.kind is EventKind.line and (m := _unit_exit(text)):
+            if event.kind is EventKind.line and (m := _unit_exit(event.text.split("\n")[0])):
                 self._last_words(event, m["unit"], m["status"])
-            elif not _is_systemd(program):  # a traceback counts too: it is the lead, not the line before it
+            else:  # a traceback counts too: it is the lead, not the line before it
                 self.said.setdefault((last.path, last.host), deque(maxlen=LAST_WORDS)).append((event, taken))
 
     def _add_error(self, event: Event) -> bool:
@@ -228,15 +227,15 @@ class Collector:
     def _last_words(self, exit_event: Event, unit: str, status: str) -> None:
         """A failed unit whose service logged no error just before: its last line is the lead."""
         end = exit_event.records[0]
-        recent = [(e, taken) for e, taken in self.said.get((end.path, end.host), ())
+        recent = [(e, taken, *_speaker(e)) for e, taken in self.said.get((end.path, end.host), ())
                   if end.line - LAST_WORDS <= e.first_line < end.line]
-        said = [(e, t) for e, t in recent if _related(_speaker(e)[0], unit)]
-        if not said and len({_speaker(e)[0] or e.records[-1].process for e, _ in recent}) == 1:
+        recent = [r for r in recent if not _is_systemd(r[2])]  # the service's lines, not systemd's or the kernel's
+        said = [r for r in recent if _related(r[2], unit)]
+        if not said and len({who or e.records[-1].process for e, _, who, _ in recent}) == 1:
             said = recent  # one program spoke in the window: the unit's, whatever its name
-        if not said or any(taken for _, taken in said):
+        if not said or any(taken for _, taken, _, _ in said):
             return  # nothing to go on, or an error or a known pattern is already the lead
-        event = said[-1][0]
-        who, line = _speaker(event)
+        event, _taken, who, line = said[-1]
         if len(line) < 12 or _NOT_LAST_WORDS.search(line):
             return
         self._keep(event, f"{who}: {line}" if who else line, False,
@@ -267,8 +266,8 @@ def _unit_exit(text: str) -> re.Match[str] | None:
 
 
 def _speaker(event: Event) -> tuple[str | None, str]:
-    """The program that logged a line event and its message (a pasted syslog line carries both
-    in its text)."""
+    """The program that logged an event and its first line's message (a pasted syslog line
+    carries both in its text)."""
     record, text = event.records[-1], event.text.split("\n")[0].strip()
     if record.unit is None and (m := _SYSLOG_TAIL.match(text)):
         return m["ident"], m["msg"].strip()

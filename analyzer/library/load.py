@@ -130,10 +130,8 @@ def load_library(roots: Sequence[Path]) -> Library:
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
     errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
                for path, key, pid in covers if pid not in seen]
-    lines = {path: text.split("\n") for path, text in texts}
-    errors += [PatternError(f"refines names an unknown pattern {rid!r}", f.path,
-                            next((i + 1 for i, ln in enumerate(lines[f.path]) if ln.startswith("refines:")), None))
-               for f in files for rid in f.pattern.refines if rid not in seen or rid == f.pattern.id]
+    errors += [PatternError(f"refines names an unknown pattern {rid!r}", f.path, _refines_line(f.path, i))
+               for f in files for i, rid in enumerate(f.pattern.refines) if rid not in seen or rid == f.pattern.id]
     if errors:
         raise PatternErrors(errors)
     dumped = [{"path": str(f.path), "catalogue": f.catalogue,
@@ -141,6 +139,12 @@ def load_library(roots: Sequence[Path]) -> Library:
     if write_atomic(cached, json.dumps(dumped).encode()):
         prune(cached.parent, keep=32)
     return Library(tuple(files))
+
+
+def _refines_line(path: Path, index: int) -> int | None:
+    """The line of a `refines:` item, from the file's line marks (parsed again only for the error)."""
+    _data, lines = load_yaml(read_text(path), path)
+    return line_of(lines, ("refines", index))
 
 
 def _cache_path(texts: Sequence[tuple[Path, str]]) -> Path:
