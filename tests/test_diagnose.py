@@ -238,3 +238,16 @@ def test_refines_must_name_a_pattern(tmp_path: Path) -> None:
     with pytest.raises(PatternErrors) as caught:
         load([tmp_path])
     assert caught.value.line == 14 and "refines names an unknown pattern 'no-such-one'" in caught.value.message
+
+
+def test_refines_must_not_name_itself(tmp_path: Path) -> None:
+    from analyzer.errors import PatternErrors
+    from analyzer.triage import load
+
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    (folder / "team-loader-adapters-oom.yaml").write_text(
+        TEAM_OOM.replace("[cuda-out-of-memory]", "[team-loader-adapters-oom]"))
+    with pytest.raises(PatternErrors) as caught:
+        load([tmp_path])
+    assert caught.value.line == 14 and "refines names the pattern itself" in caught.value.message

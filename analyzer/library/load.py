@@ -130,7 +130,7 @@ def load_library(roots: Sequence[Path]) -> Library:
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
     errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
                for path, key, pid in covers if pid not in seen]
-    errors += [PatternError(f"refines names an unknown pattern {rid!r}", f.path, _refines_line(f.path, i))
+    errors += [PatternError(_refines_error(rid, f.pattern.id), f.path, _refines_line(f.path, i))
                for f in files for i, rid in enumerate(f.pattern.refines) if rid not in seen or rid == f.pattern.id]
     if errors:
         raise PatternErrors(errors)
@@ -139,6 +139,12 @@ def load_library(roots: Sequence[Path]) -> Library:
     if write_atomic(cached, json.dumps(dumped).encode()):
         prune(cached.parent, keep=32)
     return Library(tuple(files))
+
+
+def _refines_error(rid: str, own: str) -> str:
+    if rid == own:
+        return f"refines names the pattern itself ({rid!r}): name the more general pattern it refines"
+    return f"refines names an unknown pattern {rid!r}"
 
 
 def _refines_line(path: Path, index: int) -> int | None:
