@@ -109,7 +109,7 @@ def test_related_postmortems_are_precomputed(index: IndexPlan) -> None:
     assert rows[0] == (FOUNDING, True)
 
 
-def test_numpy_encoder_matches_sentence_transformers() -> None:
+def test_numpy_encoder_matches_sentence_transformers(capfd: pytest.CaptureFixture[str]) -> None:
     texts = ["flashinfer refuses blackwell after a restart",
              "RuntimeError: FlashInfer requires GPUs with sm75 or higher",
              "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-xxxxx (size 7340384) " * 8]
@@ -117,6 +117,7 @@ def test_numpy_encoder_matches_sentence_transformers() -> None:
     ref = SentenceTransformerEmbedder(model_path()).embed(texts)
     for a, b in zip(ours, ref, strict=True):
         assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.9999
+    assert "Loading weights" not in capfd.readouterr().err  # the reference loader's bar stays off the terminal
 
 
 QUERIES: list[tuple[str, set[str]]] = [

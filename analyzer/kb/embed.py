@@ -44,7 +44,9 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # its "Loading weights" bar would reach the user's terminal
         self.name = path.name if path.name != "model" else DEFAULT_MODEL
         self._model = SentenceTransformer(str(path), device="cpu")
 
