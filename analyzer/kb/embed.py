@@ -46,7 +46,7 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()  # its "Loading weights" bar would reach the user's terminal
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # its "Loading weights" bar reaches the terminal otherwise
         self.name = path.name if path.name != "model" else DEFAULT_MODEL
         self._model = SentenceTransformer(str(path), device="cpu")
 
