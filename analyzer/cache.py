@@ -3,8 +3,9 @@ that never leave half a file.
 
 It holds what is costly to rebuild and cheap to check: the knowledge-base index and its
 related-postmortems sidecar, compiled hyperscan databases, the validated pattern library
-and the stamp proving its expressions compile (these three keyed by content hash), and the
-site's word embeddings. Everything in it can be deleted at any time.
+and the stamp proving its expressions compile (these three keyed by content hash; the library
+also by its files' stat, so that unchanged files are not read), and the site's word
+embeddings. Everything in it can be deleted at any time.
 """
 
 from __future__ import annotations

@@ -118,3 +118,35 @@ def test_a_library_seen_before_is_read_from_the_cache(tmp_path: Path, monkeypatc
     entry.write_bytes(b"[{\"title\": 1}]")  # damaged, or from an older schema: parsed again, same result
     edited.write_text(edited.read_text().replace("title: Edited ", "title: ", 1))
     assert load_library([root]).files == first.files
+
+
+def test_unchanged_files_are_not_even_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files whose size, inode and modification time are as when the library was cached are
+    not read again; a file modified since is; a file modified within the clock's racy window
+    is never trusted by its stat alone."""
+    import os
+    import shutil
+
+    from analyzer.library import load as load_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "patterns"
+    shutil.copytree(ROOT / "patterns", root, copy_function=shutil.copy)  # fresh times
+    stat_dir = tmp_path / "cache" / "triage" / "library-stat"
+    first = load_library([root])
+    assert not stat_dir.exists()  # every file was just written: racy, so hashed every time
+    an_hour_ago = os.stat(root).st_mtime - 3600
+    for path in root.rglob("*.yaml"):
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    assert load_library([root]).files == first.files
+    assert len(list(stat_dir.iterdir())) == 1
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("file read again")
+
+    with monkeypatch.context() as m:
+        m.setattr(load_module, "read_text", refuse)
+        assert load_library([root]).files == first.files
+    edited = root / "host" / "host-oom-killed-service.yaml"
+    edited.write_text(edited.read_text().replace("title: ", "title: Edited ", 1))
+    assert load_library([root]).get("host-oom-killed-service").pattern.title.startswith("Edited ")
