@@ -26,6 +26,10 @@ CHAIN = re.compile(r"(?:During handling of the above exception|The above excepti
 TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 WHAT = re.compile(r"\s*what\(\):\s*(?P<msg>.*)")
 NCCL = re.compile(r"NCCL (?:WARN|INFO)")
+# vLLM's logger header ("ERROR 05-01 10:00:00 [core.py:700] ", older releases without the "["):
+# its formatter (NewLineFormatter) repeats the header on every line of a multi-line message
+LOGGER_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+                           r"\[?[^\]\s]+:\d+\] ")
 MAX_EXCEPTION_TAIL = 30
 
 
@@ -48,13 +52,14 @@ def build_events(records: Sequence[Record]) -> list[Event]:
 
 
 def _process_events(records: list[Record]) -> Iterable[Event]:
-    lines = [_Line(i, text) for i, r in enumerate(records) for text in r.message.split("\n")]
+    lines, opens = _lines(records)
     i = 0
     while i < len(lines):
         text = lines[i].text
-        # substring tests first: most lines are none of these, and `in` is far cheaper than a regex
-        if ("Traceback" in text and TRACEBACK_START.search(text)) or \
-                ('File "' in text and FRAME.match(text) and _frames_lead_to_exception(lines, i)):
+        if i in opens and _starts_traceback(lines, i + 1):  # "... WorkerProc hit an exception." + its traceback
+            end = _traceback_end(lines, i + 1)
+            yield _traceback(records, lines[i:end])
+        elif _starts_traceback(lines, i):
             end = _traceback_end(lines, i)
             yield _traceback(records, lines[i:end])
         elif "terminate called" in text and (m := TERMINATE.search(text)):
@@ -75,6 +80,39 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
                 else EventKind.line
             yield _event(records, lines[i:end], kind)
         i = max(end, i + 1)
+
+
+def _lines(records: list[Record]) -> tuple[list[_Line], set[int]]:
+    """The process's lines, with a logger header taken off where it repeats the previous
+    line's (the message goes on), and the lines where such a multi-line message opens. An
+    opening line keeps its header unless what follows it is indented: a paste that starts
+    inside a logged traceback."""
+    raw = [(i, text) for i, r in enumerate(records) for text in r.message.split("\n")]
+    heads = [LOGGER_HEADER.match(text) if text[:1] in "DIWEC" else None for _, text in raw]
+    lines: list[_Line] = []
+    opens: set[int] = set()
+    first = 0
+    for n, ((i, text), m) in enumerate(zip(raw, heads, strict=True)):
+        before = heads[n - 1] if n else None
+        after = heads[n + 1] if n + 1 < len(heads) else None
+        if m is not None and before is not None and m.group() == before.group():
+            opens.add(first)
+            text = text[m.end():]
+        elif m is not None:
+            first = n
+            if after is not None and m.group() == after.group() and text[m.end():][:1].isspace():
+                text = text[m.end():]
+        lines.append(_Line(i, text))
+    return lines, opens
+
+
+def _starts_traceback(lines: list[_Line], i: int) -> bool:
+    if i >= len(lines):
+        return False
+    text = lines[i].text
+    # substring tests first: most lines are none of these, and `in` is far cheaper than a regex
+    return ("Traceback" in text and TRACEBACK_START.search(text) is not None) or \
+        ('File "' in text and FRAME.match(text) is not None and _frames_lead_to_exception(lines, i))
 
 
 def _frames_lead_to_exception(lines: list[_Line], i: int) -> bool:

@@ -173,6 +173,32 @@ def test_logger_marked_errors_lead_only_when_nothing_explains_a_cause(library: C
     assert [f for f in findings if f.kind == FindingKind.unrecognised] == []
 
 
+# SystemPanic/vllm-windows#72, as pasted: vLLM's formatter repeats its header on every line of a
+# logged traceback; the paste starts inside it (headless) and PyTorch's hint lines follow the error
+HEADER_EVERY_LINE = (PASTES / "vllm-windows-72-logger-header-every-line.log").read_text()
+
+
+def test_a_traceback_logged_with_the_header_on_every_line_is_one_event(library: CompiledLibrary) -> None:
+    report = analyze_bytes(HEADER_EVERY_LINE.encode(), library)
+    assert [f.id for f in report.findings] == ["cuda-illegal-memory-access"]  # the hints are not errors
+    unknown = HEADER_EVERY_LINE.replace("'CUDA error: an illegal memory access was encountered",
+                                        "'frobnicated the quux")
+    [top] = analyze_bytes(unknown.encode(), library).findings
+    assert top.title == "Not recognised: RuntimeError: Worker failed with error 'frobnicated the quux"
+    assert "multiproc_executor.py, line 394, in get_response (vLLM)" in top.cause  # its frame, read
+
+
+def test_a_logged_message_that_opens_a_traceback_is_not_a_lead_of_its_own(library: CompiledLibrary) -> None:
+    head = "(VllmWorker rank=3 pid=226) ERROR 06-26 23:10:17 [multiproc_executor.py:527] "
+    log = "".join(head + line + "\n" for line in [  # the form of vllm-project/vllm#20170
+        "WorkerProc hit an exception.", "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 293, in execute_model',
+        "    output = self.model_runner.execute_model(scheduler_output,",
+        "ValueError: frobnicated the quux"])
+    [top] = analyze_bytes(log.encode(), library).findings
+    assert top.title == "Not recognised: ValueError: frobnicated the quux" and top.evidence[0].line == 5
+
+
 # A daemon that gives up says one plain sentence, then systemd reports the exit (the lines after
 # the daemon's are systemd's formats, src/core/service.c and unit.c)
 DAEMON_GIVES_UP = """\
