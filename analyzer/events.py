@@ -126,20 +126,36 @@ def _frames_lead_to_exception(lines: list[_Line], i: int) -> bool:
     return False
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _at(text: str, base: int) -> str:
+    """A line read from the traceback's own margin: pip and other wrappers indent a child's
+    traceback as a whole ("Traceback" at column 6, its exception at column 6 too)."""
+    return text[base:] if base and text[:base].isspace() else text
+
+
+def _margin(lines: list[_Line], i: int) -> int:
+    text = lines[i].text
+    return _indent(text) if text.lstrip().startswith("Traceback") else 0
+
+
 def _traceback_end(lines: list[_Line], i: int) -> int:
+    base = _margin(lines, i)
     j = i + 1
     while j < len(lines):
-        text = lines[j].text
+        text = _at(lines[j].text, base)
         if EXCEPTION.match(text):
             j += 1
             tail = 0
-            while j < len(lines) and tail < MAX_EXCEPTION_TAIL and lines[j].text[:1].isspace() \
+            while j < len(lines) and tail < MAX_EXCEPTION_TAIL and _at(lines[j].text, base)[:1].isspace() \
                     and not FRAME.match(lines[j].text):
                 j, tail = j + 1, tail + 1
             k = j
             while k < len(lines) and not lines[k].text.strip():
                 k += 1
-            if k < len(lines) and CHAIN.match(lines[k].text):
+            if k < len(lines) and CHAIN.match(_at(lines[k].text, base)):
                 j = k + 1
                 continue
             return j
@@ -151,14 +167,17 @@ def _traceback_end(lines: list[_Line], i: int) -> int:
 
 
 def _traceback(records: list[Record], block: list[_Line]) -> Event:
+    base = next((_margin(block, i) for i, ln in enumerate(block) if "Traceback" in ln.text), 0)
     frames = tuple(Frame(m["file"], int(m["line"]), (m["func"] or "").strip())
                    for ln in block if (m := FRAME.match(ln.text)))
     exc_type = exc_msg = None
     for ln in block:
-        if (m := EXCEPTION.match(ln.text)) and not ln.text[:1].isspace():
+        text = _at(ln.text, base)
+        if (m := EXCEPTION.match(text)) and not text[:1].isspace():
             exc_type, exc_msg = m["type"], m["msg"]
+    # a frame's source line is indented deeper than the frame (an exception line is not)
     code = frozenset(i for i in range(1, len(block))
-                     if FRAME.match(block[i - 1].text) and block[i].text[:1].isspace()
+                     if FRAME.match(block[i - 1].text) and _indent(block[i].text) > _indent(block[i - 1].text)
                      and not FRAME.match(block[i].text))
     return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code)
 

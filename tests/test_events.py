@@ -6,6 +6,7 @@ from analyzer.choices import InputForm
 from analyzer.events import build_events
 from analyzer.models import Event, EventKind
 from analyzer.readers import parse_lines
+from tests.conftest import ROOT
 
 
 def events(text: str, form: InputForm = InputForm.console) -> list[Event]:
@@ -52,6 +53,20 @@ def test_headless_traceback_from_a_frame_line() -> None:
     (tb,) = events(text)
     assert tb.kind is EventKind.traceback and tb.exc_type == "ValueError"
     assert tb.code_lines == frozenset({1})
+
+
+def test_a_traceback_indented_as_a_whole_by_pip() -> None:
+    """pip prints a build's output indented (SteveImmanuel/SegGPT-FineTune#3, as pasted): the
+    exception is read at the traceback's own margin, and the traceback ends with it."""
+    text = (ROOT / "tests" / "data" / "pastes" / "seggpt-3-pip-indented-traceback.log").read_text()
+    [tb] = [e for e in events(text) if e.kind is EventKind.traceback]
+    assert (tb.exc_type, tb.exc_message) == ("ModuleNotFoundError", "No module named 'torch'")
+    assert (tb.first_line, tb.last_line) == (9, 14) and tb.frames[-1].function == "<module>"
+    assert tb.code_lines == frozenset({4})  # "import torch", indented deeper than its frame
+    indented = "      Traceback (most recent call last):\n        File \"<string>\", line 2, in <module>\n" \
+               "      ZeroDivisionError: frobnicated\n      [end of output]"
+    [tb] = events(indented)[:1]
+    assert tb.exc_type == "ZeroDivisionError" and tb.code_lines == frozenset()  # right after a frame, not code
 
 
 def test_traceback_split_into_journal_entries_with_another_process_between() -> None:
