@@ -75,7 +75,8 @@ STRUCTURAL = (
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
     # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines, and the
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
-    # the OCI runtime, logrus, and the loggers of vLLM, Python, loguru, Ray and Rust's tracing)
+    # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, and a
+    # Go error chain printed bare)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|(?:^|: )Error: |Error response from daemon: "
             r"|(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN "
@@ -86,7 +87,7 @@ STRUCTURAL = (
             r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
             r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|(?:^|: )(?:ERROR|CRITICAL):[\w.]*:"
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
-            r"|(?:^|Z +)ERROR +[\w:-]+: )",
+            r"|(?:^|Z +)ERROR +[\w:-]+: |(?:^|: )error [a-z]+ing\b[^:\n]{0,80}: )",
             reach=Reach.narrow),
 )
 

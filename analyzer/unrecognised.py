@@ -40,10 +40,12 @@ _PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
 # Error lines of other shapes: a compiler's (gcc, nvcc), a command-line tool's (docker, podman,
 # ollama and other cobra CLIs), glog's ERROR/FATAL lines (Triton Inference Server, XLA,
-# libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, and NCCL's WARN lines
-# (NCCL warns only when something failed)
+# libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
+# (NCCL warns only when something failed), and a Go error chain printed bare: Go's convention
+# is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
+# device plugin's and container toolkit's), at the start of the message
 _ERROR_LINE = re.compile(r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
-                         r"|(?:docker: )?Error response from daemon: |Error: "
+                         r"|(?:docker: )?Error response from daemon: |Error: |(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies

@@ -90,6 +90,12 @@ def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: Comp
             "Not recognised: FATAL:   could not open image /data/model.sif",
         "::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.":
             "nccl-graph-file-does-not-match",  # now a pattern's
+        # a Go error chain printed bare (the container toolkit's fmt.Errorf("error generating CDI
+        # specification: %v", err), filled in)
+        "error generating CDI specification: frobnicated the quux":
+            "Not recognised: error generating CDI specification: frobnicated the quux",
+        "error reading the frobnicator state: quux exploded":  # no pattern's words: found by its shape
+            "Not recognised: error reading the frobnicator state: quux exploded",
     }
     for line, expected in lines.items():
         top = analyze_bytes((line + "\n").encode(), library).findings[0]
@@ -99,7 +105,9 @@ def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: Comp
 def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibrary) -> None:
     healthy = ("Dec 10 07:51:15 LabSZ sshd[24324]: error: Received disconnect from 195.154.37.122: 3: "
                "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"
-               "2570021 node-5 action error 1074121927 1 risBoot (command 1903) Error: Timed out while waiting\n")
+               "2570021 node-5 action error 1074121927 1 risBoot (command 1903) Error: Timed out while waiting\n"
+               "RAS APP FATAL ciod: Error loading /bgl/apps/hpl: program image too big\n"  # BGL's, not Go's form
+               "no error reading the config: all good\n")
     assert analyze_bytes(healthy.encode(), library).findings == []
 
 
