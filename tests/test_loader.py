@@ -92,29 +92,38 @@ def test_every_pattern_file_names_the_schema() -> None:
         assert path.read_text().startswith(f"# yaml-language-server: $schema=../{schema}"), path
 
 
+def _loads_without(monkeypatch: pytest.MonkeyPatch, name: str, root: Path, expected: object) -> None:
+    """The library loads to `expected` while the loader's `name` refuses to be called."""
+    from analyzer.library import load as load_module
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError(f"{name} called again")
+
+    with monkeypatch.context() as m:
+        m.setattr(load_module, name, refuse)
+        assert load_library([root]).files == expected
+
+
+def _edit_a_title(root: Path) -> Path:
+    """Edit one pattern file; the next load must show the edit."""
+    edited = root / "host" / "host-oom-killed-service.yaml"
+    edited.write_text(edited.read_text().replace("title: ", "title: Edited ", 1))
+    assert load_library([root]).get("host-oom-killed-service").pattern.title.startswith("Edited ")
+    return edited
+
+
 def test_a_library_seen_before_is_read_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same files, same bytes: the validated models come from the cache, no YAML is parsed;
     an edited file, or a damaged cache entry, is parsed again."""
     import shutil
-
-    from analyzer.library import load as load_module
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     root = tmp_path / "patterns"
     shutil.copytree(ROOT / "patterns", root)  # whole: patterns name others (refines:, covered_by:)
     first = load_library([root])
     (entry,) = (tmp_path / "cache" / "triage" / "library").iterdir()
-
-    def refuse(*_a: object, **_k: object) -> None:
-        raise AssertionError("YAML parsed again")
-
-    with monkeypatch.context() as m:
-        m.setattr(load_module, "load_yaml", refuse)
-        assert load_library([root]).files == first.files
-
-    edited = root / "host" / "host-oom-killed-service.yaml"
-    edited.write_text(edited.read_text().replace("title: ", "title: Edited ", 1))
-    assert load_library([root]).get("host-oom-killed-service").pattern.title.startswith("Edited ")
+    _loads_without(monkeypatch, "load_yaml", root, first.files)
+    edited = _edit_a_title(root)
     entry.write_bytes(b"[{\"title\": 1}]")  # damaged, or from an older schema: parsed again, same result
     edited.write_text(edited.read_text().replace("title: Edited ", "title: ", 1))
     assert load_library([root]).files == first.files
@@ -127,8 +136,6 @@ def test_unchanged_files_are_not_even_read(tmp_path: Path, monkeypatch: pytest.M
     import os
     import shutil
 
-    from analyzer.library import load as load_module
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     root = tmp_path / "patterns"
     shutil.copytree(ROOT / "patterns", root, copy_function=shutil.copy)  # fresh times
@@ -140,13 +147,5 @@ def test_unchanged_files_are_not_even_read(tmp_path: Path, monkeypatch: pytest.M
         os.utime(path, (an_hour_ago, an_hour_ago))
     assert load_library([root]).files == first.files
     assert len(list(stat_dir.iterdir())) == 1
-
-    def refuse(*_a: object, **_k: object) -> None:
-        raise AssertionError("file read again")
-
-    with monkeypatch.context() as m:
-        m.setattr(load_module, "read_text", refuse)
-        assert load_library([root]).files == first.files
-    edited = root / "host" / "host-oom-killed-service.yaml"
-    edited.write_text(edited.read_text().replace("title: ", "title: Edited ", 1))
-    assert load_library([root]).get("host-oom-killed-service").pattern.title.startswith("Edited ")
+    _loads_without(monkeypatch, "read_text", root, first.files)
+    _edit_a_title(root)
