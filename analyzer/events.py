@@ -28,8 +28,8 @@ WHAT = re.compile(r"\s*what\(\):\s*(?P<msg>.*)")
 NCCL = re.compile(r"NCCL (?:WARN|INFO)")
 # vLLM's logger header ("ERROR 05-01 10:00:00 [core.py:700] ", older releases without the "["):
 # its formatter (NewLineFormatter) repeats the header on every line of a multi-line message
-LOGGER_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
-                           r"\[?[^\]\s]+:\d+\] ")
+VLLM_HEADER_AFTER_LEVEL = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "
+LOGGER_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) " + VLLM_HEADER_AFTER_LEVEL)
 MAX_EXCEPTION_TAIL = 30
 
 
@@ -56,12 +56,10 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
     i = 0
     while i < len(lines):
         text = lines[i].text
-        if i in opens and _starts_traceback(lines, i + 1):  # "... WorkerProc hit an exception." + its traceback
-            end = _traceback_end(lines, i + 1)
-            yield _traceback(records, lines[i:end])
-        elif _starts_traceback(lines, i):
-            end = _traceback_end(lines, i)
-            yield _traceback(records, lines[i:end])
+        if (start := _traceback_start(lines, i, opens)) is not None:
+            base = _margin(lines, start)
+            end = _traceback_end(lines, start, base)
+            yield _traceback(records, lines[i:end], base)
         elif "terminate called" in text and (m := TERMINATE.search(text)):
             end = i + 1
             while end < len(lines) and end - i < 3 and not WHAT.match(lines[end - 1].text):
@@ -106,6 +104,15 @@ def _lines(records: list[Record]) -> tuple[list[_Line], set[int]]:
     return lines, opens
 
 
+def _traceback_start(lines: list[_Line], i: int, opens: set[int]) -> int | None:
+    """Where the traceback of the event at line i starts: on that line, or on the next one when
+    line i opens a logged message that goes on with a traceback ("... WorkerProc hit an
+    exception." + its traceback: one event from its first line); None when there is none."""
+    if i in opens and _starts_traceback(lines, i + 1):
+        return i + 1
+    return i if _starts_traceback(lines, i) else None
+
+
 def _starts_traceback(lines: list[_Line], i: int) -> bool:
     if i >= len(lines):
         return False
@@ -141,8 +148,7 @@ def _margin(lines: list[_Line], i: int) -> int:
     return _indent(text) if text.lstrip().startswith("Traceback") else 0
 
 
-def _traceback_end(lines: list[_Line], i: int) -> int:
-    base = _margin(lines, i)
+def _traceback_end(lines: list[_Line], i: int, base: int) -> int:
     j = i + 1
     while j < len(lines):
         text = _at(lines[j].text, base)
@@ -166,8 +172,7 @@ def _traceback_end(lines: list[_Line], i: int) -> int:
     return j
 
 
-def _traceback(records: list[Record], block: list[_Line]) -> Event:
-    base = next((_margin(block, i) for i, ln in enumerate(block) if "Traceback" in ln.text), 0)
+def _traceback(records: list[Record], block: list[_Line], base: int) -> Event:
     frames = tuple(Frame(m["file"], int(m["line"]), (m["func"] or "").strip())
                    for ln in block if (m := FRAME.match(ln.text)))
     exc_type = exc_msg = None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.clock import iso, to_seconds
-from analyzer.events import EXCEPTION
+from analyzer.events import EXCEPTION, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, whole_line
 
@@ -76,7 +76,7 @@ _PREFIXED = re.compile(
 # context at error level; so such a line counts only when it is not indented and not an
 # introduction, and is reported only when no finding explains a cause (`weak`).
 _LOGGED = re.compile(
-    r"(?:(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "
+    r"(?:(?:ERROR|CRITICAL) " + VLLM_HEADER_AFTER_LEVEL +
     r"|(?:ERROR|CRITICAL):[\w.]*:"
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ - (?:[\w.]+ - )?(?:ERROR|CRITICAL) - "
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? *\| *(?:ERROR|CRITICAL) *\| *\S+ +- "

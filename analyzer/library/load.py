@@ -113,8 +113,9 @@ def load_library(roots: Sequence[Path]) -> Library:
     When no file changed since (same size, inode and modification time in nanoseconds, as
     git's index tells), even reading and hashing the files is skipped."""
     paths = pattern_paths(roots)
-    stats = _stat_key(paths)
-    known = read_cached(stats) if stats is not None else None
+    code = _code_hash()
+    stats = _stat_key(code.copy(), paths)
+    known = read_cached(stats.entry) if stats is not None else None
     if known is not None and (library := _from_cache(_library_path(known.decode(errors="replace")), paths)):
         return library
     errors: list[PatternError] = []
@@ -124,15 +125,15 @@ def load_library(roots: Sequence[Path]) -> Library:
             texts.append((path, read_text(path)))
         except PatternError as exc:
             errors.append(exc)
-    key = _content_key(texts)
+    key = _content_key(code, texts)
     cached = _library_path(key)
     if not errors and (library := _from_cache(cached, paths)) is not None:
-        _remember(stats, key, paths)
+        _remember(stats, key)
         return library
     library = _parse(texts, errors)
     if write_atomic(cached, pickle.dumps(library.files, protocol=pickle.HIGHEST_PROTOCOL)):
         prune(cached.parent, keep=32)
-        _remember(stats, key, paths)
+        _remember(stats, key)
     return library
 
 
@@ -181,43 +182,43 @@ def _code_hash() -> hashlib._Hash:
     return h
 
 
-def _content_key(texts: Sequence[tuple[Path, str]]) -> str:
+def _content_key(code: hashlib._Hash, texts: Sequence[tuple[Path, str]]) -> str:
     """Keyed by every file's path and bytes, and by the code of the models they validate against."""
-    h = _code_hash()
     for path, text in texts:
-        h.update(f"\0{path.resolve()}\0{text}".encode())
-    return h.hexdigest()[:32]
+        code.update(f"\0{path.resolve()}\0{text}".encode())
+    return code.hexdigest()[:32]
 
 
 def _library_path(key: str) -> Path:
     return cache_dir() / "library" / f"{key}.pickle"
 
 
-def _stat_key(paths: Sequence[Path]) -> Path | None:
-    """Where the content key of files in exactly this state would be remembered; None when
-    a file cannot be stat'ed (the slow path then reports it)."""
-    h = _code_hash()
+@dataclass(frozen=True, slots=True)
+class _Stats:
+    entry: Path  # where the content key of the files in exactly this state is remembered
+    newest: float  # the latest modification time among them
+
+
+def _stat_key(code: hashlib._Hash, paths: Sequence[Path]) -> _Stats | None:
+    """The files' state (path, size, inode, modification time in ns) keyed with the model code;
+    None when a file cannot be stat'ed (the slow path then reports it)."""
+    newest = 0.0
     try:
         for path in paths:
             st = path.stat()
-            h.update(f"\0{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}".encode())
+            code.update(f"\0{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}".encode())
+            newest = max(newest, st.st_mtime)
     except OSError:
         return None
-    return cache_dir() / "library-stat" / h.hexdigest()[:32]
+    return _Stats(cache_dir() / "library-stat" / code.hexdigest()[:32], newest)
 
 
-def _remember(stats: Path | None, key: str, paths: Sequence[Path]) -> None:
+def _remember(stats: _Stats | None, key: str) -> None:
     """Remember the content key under the files' stat key, unless a file was modified so
     recently that a further edit within the clock's resolution could keep its stat the same
     (git's "racy" files): those are hashed again next time."""
-    if stats is None:
-        return
-    try:
-        newest = max((p.stat().st_mtime for p in paths), default=0.0)
-    except OSError:
-        return
-    if time.time() - newest > RACY_S and write_atomic(stats, key.encode()):
-        prune(stats.parent, keep=32)
+    if stats is not None and time.time() - stats.newest > RACY_S and write_atomic(stats.entry, key.encode()):
+        prune(stats.entry.parent, keep=32)
 
 
 def _from_cache(cached: Path, paths: Sequence[Path]) -> Library | None:
