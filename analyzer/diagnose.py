@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from analyzer.choices import Confidence, FindingKind
 from analyzer.clock import iso, to_seconds
-from analyzer.facts import derive, newest, normalise
+from analyzer.facts import derive, distinct, fill_facts, newest, normalise, spoken
 from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
 from analyzer.library.rules import Chain, Rule, RuleBook, Step, Table, holds, resolve, spell
@@ -77,7 +77,7 @@ def diagnose(matches: Sequence[Match], fact_sightings: Sequence[Fact], library: 
         finding = _gate_fix(finding, library, values, book)
         found[pid] = _weigh_facts(finding, library, values, book.tables, reasons[pid], bonus)
     for rule in book.rules:
-        _apply_rule(rule, found, facts, values, book.tables, reasons, bonus)
+        _apply_rule(rule, found, facts, fact_sightings, values, book.tables, reasons, bonus)
     chains = [c for chain in book.chains
               if (c := _chain(chain, occ, found, library, reasons, bonus, fact_sightings))]
     ranked = _refine(_rank(found, reasons, bonus, occ), library)
@@ -159,11 +159,16 @@ def _show(cond: str, values: Mapping[str, str], tables: Mapping[str, Table]) -> 
     return f"{fact} {values.get(fact)} {op} {right}" + (f" ({term})" if right != term else "")
 
 
-def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact], values: Mapping[str, str],
-                tables: Mapping[str, Table], reasons: dict[str, list[str]], bonus: dict[str, float]) -> None:
+def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact], sightings: Sequence[Fact],
+                values: Mapping[str, str], tables: Mapping[str, Table], reasons: dict[str, list[str]],
+                bonus: dict[str, float]) -> None:
     if not all(holds(c, values, tables) for c in rule.when):
         return
-    shown = " and ".join(_show(c, values, tables) for c in rule.when)
+    varied = {name: distinct(sightings, name) for name in rule.varies}
+    if any(len(seen) < 2 for seen in varied.values()):
+        return
+    shown = " and ".join([*(_show(c, values, tables) for c in rule.when),
+                          *(f"{name} seen as {spoken(f.value for f in seen)}" for name, seen in varied.items())])
     explained = [pid for pid in rule.explains if pid in found]
     for pid in explained:
         reasons[pid].append(f"rule {rule.id} confirms it from facts: {shown} (+{FACTS_SUPPORT})")
@@ -173,20 +178,17 @@ def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact]
     used = [name for c in rule.when for name in re.findall(r"[a-z_]+", c) if name in facts]
     subst = dict(values) | {f"{t}[{k}]": str(resolve(f"{t}[{k}]", values, tables))
                             for t in tables for k in values}
+    subst |= {f"{name}:all": spoken(f.value for f in seen) for name, seen in varied.items()}
     evidence = [facts[n].evidence for n in dict.fromkeys(used) if n in facts]
+    evidence += [f.evidence for seen in varied.values() for f in seen]
     found[rule.id] = Finding(
-        id=rule.id, kind=FindingKind.rule, title=rule.title, severity=rule.severity, confidence=rule.confidence,
-        cause=_fill_facts(rule.description, subst), fix=[_fill_facts(s, subst) for s in rule.fix],
-        avoid=list(rule.avoid), references=[rule.source], evidence=evidence,
-        first_line=min((e.line for e in evidence), default=0), last_line=max((e.line for e in evidence), default=0))
-    reasons[rule.id] = [f"version rule from facts alone: {shown}"]
+        id=rule.id, kind=FindingKind.rule, title=fill_facts(rule.title, subst), severity=rule.severity,
+        confidence=rule.confidence, cause=fill_facts(rule.description, subst),
+        fix=[fill_facts(s, subst) for s in rule.fix], avoid=list(rule.avoid), references=[rule.source],
+        evidence=evidence, first_line=min((e.line for e in evidence), default=0),
+        last_line=max((e.line for e in evidence), default=0))
+    reasons[rule.id] = [f"rule from facts alone: {shown}"]
     bonus[rule.id] = 0.0
-
-
-def _fill_facts(text: str, subst: Mapping[str, str]) -> str:
-    for key, value in sorted(subst.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace("{" + key + "}", value)
-    return " ".join(text.split())
 
 
 def _step_ok(step: Step, o: Occurrence, library: CompiledLibrary) -> bool:

@@ -59,6 +59,29 @@ def derive(facts: dict[str, Fact], tables: Mapping[str, Table]) -> None:
             return
 
 
+def distinct(facts: Iterable[Fact], name: str) -> list[Fact]:
+    """The first sighting of each different value of one fact, in log order: `2.19.3` and
+    `2.19.3+cuda12.3` are one release (compared as versions), `2.14.3` another."""
+    seen: dict[object, Fact] = {}
+    for fact in facts:
+        if fact.name == name:
+            seen.setdefault(version(fact.value) or fact.value, fact)
+    return sorted(seen.values(), key=lambda f: (f.evidence.path, f.evidence.line))
+
+
+def spoken(values: Iterable[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    items = list(values)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def fill_facts(text: str, subst: Mapping[str, str]) -> str:
+    """A rule's text with `{fact}`, `{table[fact]}` and `{fact:all}` replaced (longest names first)."""
+    for key, value in sorted(subst.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace("{" + key + "}", value)
+    return " ".join(text.split())
+
+
 def newest(facts: Iterable[Fact], defs: Mapping[str, FactDef] | None = None) -> dict[str, Fact]:
     """One value per fact: the last sighting (what the failing run saw), or the first for a
     fact declared `keep: first` (an engine's version banner, not a later line naming another

@@ -48,6 +48,27 @@ def test_rule_fires_on_facts_alone(library: CompiledLibrary) -> None:
     assert report.facts["gpu_sm"].value == "9.0" and report.facts["gpu_sm"].derived
 
 
+# two nodes of one torchrun job, as NVIDIA/nccl prints them at NCCL_DEBUG=INFO (the banner bare)
+MIXED_NCCL = b"""\
+node-a:5257:5257 [0] NCCL INFO cudaDriverVersion 12000
+NCCL version 2.14.3+cuda11.7
+node-a:5257:5259 [0] NCCL INFO comm 0x55 rank 0 nranks 2 cudaDev 0 busId 30 - Init START
+node-b:1017:1017 [0] NCCL INFO cudaDriverVersion 12000
+NCCL version 2.19.3+cuda12.3
+node-b:1017:1018 [0] NCCL INFO comm 0x56 rank 1 nranks 2 cudaDev 0 busId 30 - Init START
+"""
+
+
+def test_a_rule_on_a_fact_seen_with_two_values(library: CompiledLibrary) -> None:
+    finding = analyze_bytes(MIXED_NCCL, library).findings[0]
+    assert (finding.id, finding.kind) == ("nccl-versions-differ-across-ranks", "rule")
+    assert "2.14.3 and 2.19.3" in finding.title
+    assert [e.line for e in finding.evidence] == [2, 5]
+    # one release seen twice (another build suffix, a torch error naming it) is not a mix
+    same = MIXED_NCCL.replace(b"2.14.3+cuda11.7", b"2.19.3+cuda12.1")
+    assert all(f.id != "nccl-versions-differ-across-ranks" for f in analyze_bytes(same, library).findings)
+
+
 def test_facts_contradicting_a_pattern_lower_its_confidence(library: CompiledLibrary) -> None:
     gate = b"Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
     plain = analyze_bytes(gate, library).findings[0]

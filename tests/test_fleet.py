@@ -152,3 +152,20 @@ def test_a_node_failing_again_across_runs_is_counted(tmp_path: Path) -> None:
     shown = subprocess.run([sys.executable, "-m", "analyzer", "fleet", str(tmp_path)], cwd=ROOT,
                            capture_output=True, text=True)
     assert "Failed again across runs: node-a (2 runs)" in shown.stdout
+
+
+def test_a_library_every_node_must_share_is_compared_across_nodes(tmp_path: Path) -> None:
+    """Each node's log shows one NCCL release, so no node alone sees a mix; across the fleet
+    the node with the other release is named first (the lines as NCCL prints them)."""
+    for node, release in (("node-a", "2.19.3+cuda12.3"), ("node-b", "2.19.3+cuda12.3"), ("node-c", "2.14.3+cuda11.7")):
+        (tmp_path / f"{node}.log").write_text(
+            f"{node}:1017:1017 [0] NCCL INFO cudaDriverVersion 12000\nNCCL version {release}\n"
+            f"{node}:1017:1020 [0] NCCL INFO comm 0x56 rank 0 nranks 3 cudaDev 0 busId 30 - Init START\n")
+    report = triage_fleet([str(tmp_path)])
+    skew = next(f for f in report.findings if f.id == "nccl-versions-differ-across-ranks")
+    assert skew.kind == "rule" and skew.first_node == "node-c" and "2.14.3 and 2.19.3" in skew.title
+    assert [n.node for n in skew.nodes] == ["node-c", "node-a", "node-b"]
+    assert [e.text for e in skew.evidence][:2] == ["NCCL version 2.14.3+cuda11.7", "NCCL version 2.19.3+cuda12.3"]
+    assert "node-c: 2.14.3" in skew.reasons[0]
+    (tmp_path / "node-c.log").write_text((tmp_path / "node-a.log").read_text().replace("node-a", "node-c"))
+    assert all(f.id != skew.id for f in triage_fleet([str(tmp_path)]).findings)

@@ -290,3 +290,15 @@ def test_rule_data_naming_an_unknown_fact_or_pattern_is_refused(book: RuleBook, 
     check_references(book, known, tmp_path)  # the library as it is
     with pytest.raises(PatternError, match=re.escape("rules.yaml typo names an unknown pattern `no-such-pattern` (+1")):
         check_references(broken, known, tmp_path)
+
+
+def test_a_rule_needs_a_condition_and_varies_names_known_facts(book: RuleBook, tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="a rule needs a condition"):
+        Rule(id="empty", title="t", severity="high", confidence="low", description="d", fix=["f"], source="s")
+    bad = Rule(id="skew", title="t", severity="high", confidence="low", varies=["ncll_version"], description="d",
+               fix=["f"], source="s")
+    known: dict[str, list[str]] = {pf.pattern.id: [] for pf in load_library([ROOT / "patterns"]).files}
+    with pytest.raises(PatternError, match=re.escape("rules.yaml skew `varies` names an unknown fact `ncll_version`")):
+        check_references(RuleBook(book.facts, book.tables, [bad], book.chains), known, tmp_path)

@@ -7,24 +7,30 @@ Node clocks are not corrected: events on different nodes closer than the rule bo
 Only failures of medium severity or more, or errors no pattern knows, can be the root, and
 when echoes were seen, only those from `LEAD` before the first echo on: a harmless warning
 hours earlier does not take the blame.
+
+A rule over a fact that every node of a job must share (`varies:`, NCCL's release) is checked
+across the nodes as well: each node's value as its own report gives it; the nodes in the
+smaller group are named first, as the odd ones out. Such a finding ranks just below the root.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from analyzer.choices import FindingKind, Severity
+from analyzer.facts import fill_facts, spoken
 from analyzer.fleet.model import FleetFinding, FleetReport, FleetSymptom, NodeCount, NodeEvidence, NodeSummary
 from analyzer.fleet.table import FindingRow, FleetTable
-from analyzer.library.rules import RuleBook
-from analyzer.models import Finding
+from analyzer.library.rules import RuleBook, version
+from analyzer.models import Fact, Finding
 
 LEAD = dt.timedelta(hours=1)  # how long before the first echo a root cause may lie
 
 
 def diagnose_fleet(table: FleetTable, exemplars: dict[str, Finding], titles: dict[str, str],
-                   nodes: list[NodeSummary], book: RuleBook, warnings: list[str]) -> FleetReport:
+                   nodes: list[NodeSummary], book: RuleBook, warnings: list[str],
+                   facts: Mapping[str, Mapping[str, Fact]] | None = None) -> FleetReport:
     rows = table.findings()
     echo_ids = set(book.consequences)
     echoes = [r for r in rows if r.id in echo_ids]
@@ -41,7 +47,9 @@ def diagnose_fleet(table: FleetTable, exemplars: dict[str, Finding], titles: dic
             findings.append(_finding(r, exemplars[r.id], table))
     if root is None:
         findings += [_finding(r, exemplars[r.id], table, consequence=True) for r in echoes if r.id in exemplars]
+    skews = [f for f in _skews(book, facts or {}) if f.id not in exemplars]
     ranked = sorted(findings, key=lambda f: (not f.root, f.consequence, _order(f)))
+    ranked = ranked[:1] + skews + ranked[1:] if ranked and ranked[0].root else skews + ranked
     ranked = [f.model_copy(update={"rank": i}) for i, f in enumerate(ranked, 1)]
     straggler = _straggler(nodes, echoes) if root is None else None
     return FleetReport(nodes=nodes, findings=ranked, root_node=root.first_node if root else None,
@@ -77,6 +85,35 @@ def _root(causes: Sequence[FindingRow], exemplars: dict[str, Finding], first_ech
         return root, f"uncertain order: the first echo on another node came within {skew_s:g} s of it"
     lead = f", {_duration(echo_gap)} before the first echo on another node" if echo_gap is not None else ""
     return root, f"the earliest failure on any node ({root.first_time} on {root.first_node}{lead})"
+
+
+def _skews(book: RuleBook, facts: Mapping[str, Mapping[str, Fact]]) -> list[FleetFinding]:
+    """The `varies:` rules across nodes: a fact with different values on different nodes."""
+    out = []
+    for rule in book.rules:
+        if rule.when or len(rule.varies) != 1:  # a condition on one node's facts does not combine
+            continue
+        name = rule.varies[0]
+        groups: dict[object, list[tuple[str, Fact]]] = {}
+        for node in sorted(facts):
+            if (fact := facts[node].get(name)) is not None:
+                groups.setdefault(version(fact.value) or fact.value, []).append((node, fact))
+        if len(groups) < 2:
+            continue
+        ordered = sorted(groups.values(), key=len)  # the odd ones out first (stable: by node name)
+        seen = [(node, fact) for group in ordered for node, fact in group]
+        subst = {f"{name}:all": spoken(group[0][1].value for group in ordered)}
+        by_node = "; ".join(f"{', '.join(n for n, _ in group)}: {group[0][1].value}" for group in ordered)
+        out.append(FleetFinding(
+            id=rule.id, kind=FindingKind.rule, title=fill_facts(rule.title, subst), severity=rule.severity,
+            confidence=rule.confidence, cause=fill_facts(rule.description, subst),
+            fix=[fill_facts(step, subst) for step in rule.fix], avoid=list(rule.avoid), references=[rule.source],
+            nodes=[NodeCount(node=n, count=1) for n, _ in seen], first_node=ordered[0][0][0], count=len(seen),
+            processes=len(seen),
+            evidence=[NodeEvidence(node=n, path=f.evidence.path, line=f.evidence.line, text=f.evidence.text)
+                      for n, f in seen],
+            reasons=[f"{seen[0][1].label} differs between nodes ({by_node})"]))
+    return out
 
 
 def _can_lead(f: Finding) -> bool:

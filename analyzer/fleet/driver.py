@@ -13,7 +13,7 @@ from analyzer.fleet.model import FleetReport, NodeSummary
 from analyzer.fleet.nodes import discover
 from analyzer.fleet.table import FleetTable
 from analyzer.fleet.work import NodeResult, run_local, run_ray
-from analyzer.models import Finding
+from analyzer.models import Fact, Finding
 from analyzer.triage import load
 
 NodeDone = Callable[[int, int], None]  # (nodes done, nodes in all), for progress
@@ -31,6 +31,7 @@ def triage_fleet(inputs: Sequence[str], jobs: int = 1, ray_address: str | None =
     exemplars: dict[str, Finding] = {}
     titles: dict[str, str] = {}
     summaries: dict[str, NodeSummary] = {}
+    facts: dict[str, dict[str, Fact]] = {}
     warnings: list[str] = []
     for done, result in enumerate(results, 1):
         if result.error:
@@ -38,12 +39,14 @@ def triage_fleet(inputs: Sequence[str], jobs: int = 1, ray_address: str | None =
         table.add(result)
         _keep(result, exemplars, titles)
         _summarise(result, summaries)
+        if result.report is not None:  # two inputs of one host: the first one's value
+            facts[result.name] = result.report.facts | facts.get(result.name, {})
         if on_node is not None:
             on_node(done, len(nodes))
     if out is not None:
         table.write_parquet(out)
     return diagnose_fleet(table, exemplars, titles, [summaries[k] for k in sorted(summaries)], library.rulebook,
-                          warnings)
+                          warnings, facts)
 
 
 def _keep(result: NodeResult, exemplars: dict[str, Finding], titles: dict[str, str]) -> None:

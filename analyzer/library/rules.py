@@ -65,12 +65,21 @@ class Rule(Strict):
     title: str
     severity: Severity
     confidence: Confidence
-    when: list[Condition] = Field(min_length=1)
+    when: list[Condition] = Field(default_factory=list)
+    # facts the log must show with two or more different values (one job's ranks or nodes
+    # reporting different releases of a library they must share)
+    varies: list[str] = Field(default_factory=list)
     explains: list[str] = Field(default_factory=list)
     description: str
     fix: list[str] = Field(min_length=1)
     avoid: list[str] = Field(default_factory=list)
     source: str
+
+    @model_validator(mode="after")
+    def has_condition(self) -> Rule:
+        if not self.when and not self.varies:
+            raise ValueError("a rule needs a condition: `when` or `varies`")
+        return self
 
 
 class Step(Strict):
@@ -199,6 +208,8 @@ def check_references(book: RuleBook, patterns: Mapping[str, Sequence[str]], root
     for rule in book.rules:
         ids(f"rules.yaml {rule.id}", rule.explains)
         conditions(f"rules.yaml {rule.id}", rule.when)
+        problems.extend((f"rules.yaml {rule.id}", f"`varies` names an unknown fact `{f}`")
+                        for f in rule.varies if f not in book.facts)
     for chain in book.chains:
         for step in chain.steps:
             ids(f"chains.yaml {chain.id}", [*step.patterns, *step.patterns_exclude])
