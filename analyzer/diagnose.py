@@ -215,7 +215,7 @@ def _chain(chain: Chain, occ: Sequence[Occurrence], found: dict[str, Finding], l
     if root_finding is None:
         return None
     members = list(dict.fromkeys([root.pattern_id] + [o.pattern_id for o in links if o.pattern_id in found]))
-    fix = list(root_finding.fix)
+    fix = [" ".join(step.split()) for step in chain.fix] + list(root_finding.fix)
     avoid = list(root_finding.avoid)
     for pid in members[1:]:
         other = found[pid]

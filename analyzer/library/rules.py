@@ -104,6 +104,8 @@ class Chain(Strict):
     root: int = Field(ge=1)
     steps: list[Step] = Field(min_length=2)
     description: str
+    # what the order itself asks for (before the root finding's own fix steps)
+    fix: list[str] = Field(default_factory=list)
     candidates: list[Candidate] = Field(default_factory=list)
 
 
