@@ -156,6 +156,25 @@ def test_chain_disk_full_then_failures(library: CompiledLibrary) -> None:
     assert "checkpoint-file-corrupted" in top.members
 
 
+BOOT = b"""Mar 02 08:00:03 gpu-7 systemd[1]: Started ollama.service - Ollama Service.
+Mar 02 08:00:04 gpu-7 ollama[812]: ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected
+Mar 02 08:00:09 gpu-7 kernel: NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024
+"""
+
+
+def test_chain_a_gpu_program_ran_before_the_driver_loaded(library: CompiledLibrary) -> None:
+    top = analyze_bytes(BOOT, library).findings[0]
+    assert (top.id, top.members) == ("gpu-looked-for-before-driver-loaded", ["ggml-cuda-init-failed"])
+    assert [e.line for e in top.evidence] == [2, 3]
+    assert top.fix[0].startswith("Order the service after the driver") and "Restart=on-failure" in top.fix[1]
+    # the chain's own steps come first, then the error's
+    assert len(top.fix) > 2
+    # the driver loaded first: the usual order, no chain
+    lines = BOOT.split(b"\n")
+    driver_first = b"\n".join([lines[2], lines[0], lines[1]]) + b"\n"
+    assert all(f.id != top.id for f in analyze_bytes(driver_first, library).findings)
+
+
 def test_chain_crash_loop_hits_start_limit(library: CompiledLibrary) -> None:
     crash = "2026-05-03T10:00:0{i}+0000 h python3[{pid}]: ImportError: libcudart.so.12: cannot open shared object file: No such file or directory"
     lines = [crash.format(i=i, pid=100 + i) for i in range(3)]
