@@ -67,6 +67,11 @@ def test_a_rule_on_a_fact_seen_with_two_values(library: CompiledLibrary) -> None
     # one release seen twice (another build suffix, a torch error naming it) is not a mix
     same = MIXED_NCCL.replace(b"2.14.3+cuda11.7", b"2.19.3+cuda12.1")
     assert all(f.id != "nccl-versions-differ-across-ranks" for f in analyze_bytes(same, library).findings)
+    # NCCL's own check (2.23+) fired too: it is the finding, and the banners are its support
+    checked = MIXED_NCCL + b"node-b:1017:1018 [0] init.cc:1047 NCCL WARN Mismatched NCCL version detected : rank 0 version 21403 rank 1 version 21903\n"
+    top = analyze_bytes(checked, library).findings[0]
+    assert top.id == "nccl-version-mismatch-between-ranks"
+    assert any("rule nccl-versions-differ-across-ranks confirms it" in r and "2.14.3 and 2.19.3" in r for r in top.reasons)
 
 
 def test_facts_contradicting_a_pattern_lower_its_confidence(library: CompiledLibrary) -> None:
