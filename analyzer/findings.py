@@ -86,7 +86,7 @@ def _finding(group: _Group, phase_of: PhaseOf | None) -> Finding:
     # the values of one occurrence, never mixed: the earliest of those that captured the most
     ordered = sorted(group.matches, key=lambda m: (m.records[0].path, m.records[0].line))
     captures = dict(max(ordered, key=lambda m: len(m.captures)).captures)
-    title = p.title
+    title = fill(p.title, captures, drop=True)
     frames = next(([(fr.file, fr.function) for fr in m.event.frames] for m in ordered if m.event.frames), [])
     phase = phase_of(frames) if phase_of is not None and frames else None
     if phase is not None:

@@ -268,9 +268,16 @@ def test_a_cache_on_tmp_supports_the_cache_candidate(library: CompiledLibrary) -
 
 def test_no_pattern_text_shown_without_a_match_keeps_a_template() -> None:
     for pf in load_library([ROOT / "patterns"]).files:
-        for text in [pf.pattern.description, *pf.pattern.fix_texts]:
+        for text in [pf.pattern.title, pf.pattern.description, *pf.pattern.fix_texts]:
             shown = fill(text, {}, drop=True)
             assert PLACEHOLDER.search(shown) is None, (pf.pattern.id, shown)
+
+
+def test_a_title_names_what_the_line_captured(library: CompiledLibrary) -> None:
+    line = ("Error! Your kernel headers for kernel 6.8.0-45-generic cannot be found at "
+            "/lib/modules/6.8.0-45-generic/build or /lib/modules/6.8.0-45-generic/source.\n")
+    top = analyze_bytes(line.encode(), library).findings[0]
+    assert top.id == "nvidia-module-build-kernel-headers-missing" and "kernel 6.8.0-45-generic are" in top.title
 
 
 def test_a_suggestion_shows_the_cause_with_placeholders_filled() -> None:

@@ -70,13 +70,14 @@ def pattern_document(pf: PatternFile) -> Document:
     p = pf.pattern
     cause = " ".join(fill(p.description, {}, drop=True).split())
     fix = [fill(s, {}, drop=True) for s in p.fix_texts]  # shown in search results and suggestions
-    chunks = [f"{p.title}. {cause}", " ".join(f"Why it matters: {p.why}".split()), "Fix: " + " ".join(fix)]
+    title = fill(p.title, {}, drop=True)
+    chunks = [f"{title}. {cause}", " ".join(f"Why it matters: {p.why}".split()), "Fix: " + " ".join(fix)]
     if pf.fixture.exists():
         from analyzer.library.fixture_file import Expect, fixture_of
 
         lines = [a.text.strip() for a in fixture_of(pf).annotations if a.expect is Expect.match]
         chunks += [line[:400] for line in dict.fromkeys(lines)][:6]
-    return Document(id=p.id, kind="pattern", title=p.title, path=str(pf.path), fix=fix, chunks=chunks,
+    return Document(id=p.id, kind="pattern", title=title, path=str(pf.path), fix=fix, chunks=chunks,
                     regexes=[e.regex for e in p.match.expressions], severity=p.severity.value, cause=cause)
 
 

@@ -112,17 +112,17 @@ def tags(p: Pattern) -> list[str]:
     return out
 
 
-def _filled(text: str) -> str:
-    """A description with its `{capture}` placeholders as the reader will see them."""
+def filled(text: str) -> str:
+    """A title or description with its `{capture}` placeholders as the reader will see them."""
     return PLACEHOLDER.sub(lambda m: m["default"] if m["default"] is not None else f"<{m['name']}>",
                            " ".join(text.split()))
 
 
 def description(p: Pattern) -> str:
-    steps = [_filled(s.step) + f" (when {', '.join(s.when)})" if isinstance(s, FixStep) else _filled(s)
+    steps = [filled(s.step) + f" (when {', '.join(s.when)})" if isinstance(s, FixStep) else filled(s)
              for s in p.fix]
     fix = "\n".join(f"{n}. {s}" for n, s in enumerate(steps, 1))
-    return (f"{_filled(p.description)}\n\nWhy it matters: {_filled(p.why)}\n\nFix:\n{fix}\n\n"
+    return (f"{filled(p.description)}\n\nWhy it matters: {filled(p.why)}\n\nFix:\n{fix}\n\n"
             f"Exported from triage's pattern {p.id} (triage patterns show {p.id}).")
 
 
@@ -168,7 +168,7 @@ def rule(pf: PatternFile, lucene: bool = False) -> dict[str, Any]:
     modifier = "".join(["|re", "|all" if p.match.all and len(values) > 1 else "",
                         "|i" if p.match.ignorecase and not lucene else ""])
     references = list(dict.fromkeys([*p.references, *([p.source] if p.source.startswith("http") else [])]))
-    out: dict[str, Any] = {"title": p.title, "id": rule_id(p.id), "status": p.status.value,
+    out: dict[str, Any] = {"title": filled(p.title), "id": rule_id(p.id), "status": p.status.value,
                            "description": description(p)}
     if references:
         out["references"] = references
