@@ -123,7 +123,8 @@ def test_pysigma_loads_and_validates_every_rule(exported: export.SigmaExport, li
     for pid, rule in rules.items():
         p = lib.get(pid).pattern
         assert str(rule.id) == str(uuid.uuid5(export.NAMESPACE, pid))
-        assert rule.title == export.filled(p.title) and rule.status is not None and rule.status.name.lower() == p.status.value
+        assert rule.title == export.filled(p.title) and rule.status is not None
+        assert rule.status.name.lower() == p.status.value
         assert rule.level is not None and rule.level.name.lower() == export.LEVELS[p.severity]
         assert all(re.fullmatch(r"[a-z0-9_-]+\.[a-z0-9_.-]+", str(t)) for t in rule.tags)
 

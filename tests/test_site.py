@@ -45,7 +45,10 @@ PARAPHRASES: list[tuple[str, set[str]]] = [
     ("gpu vanished from the machine", FELL_OFF_BUS),
     ("the card disappeared after a while", FELL_OFF_BUS),
     ("server dies after reboot because compiler too old", {FOUNDING, GATE}),
-    ("the process was terminated because ram ran out", {"host-oom-killed-service"}),
+    # any kernel OOM kill answers it (the host's, a Kubernetes container's, a Slurm step's, runc's)
+    ("the process was terminated because ram ran out",
+     {"host-oom-killed-service", "k8s-container-oomkilled-memory-limit", "slurm-step-oom-killed",
+      "runc-container-init-oom-killed"}),
     ("not allowed to fetch the weights without logging in",
      {"hf-gated-repo-needs-token", "2024-06-16-infinity-gated-nv-embed-without-hf-token"}),
     ("collective operation stalled forever",
@@ -53,8 +56,11 @@ PARAPHRASES: list[tuple[str, set[str]]] = [
     ("graphics driver updated automatically and now nothing works",
      {"nvidia-driver-kernel-module-mismatch",
       "2021-04-27-unattended-upgrade-nvml-driver-library-mismatch-on-gpu-nodes"}),
+    # any program's "address already in use" answers it
     ("socket already taken by another program",
-     {"serving-port-already-in-use", "2023-10-05-ollama-serve-port-11434-held-by-systemd-service"}),
+     {"serving-port-already-in-use", "2023-10-05-ollama-serve-port-11434-held-by-systemd-service",
+      "torch-distributed-port-in-use", "llama-server-cannot-bind-http-port", "dcgm-hostengine-port-in-use",
+      "ray-grpc-server-port-in-use", "ray-serve-http-port-bind-failed"}),
     ("pytorch wheel lacks kernels for my new card",
      {"torch-build-lacks-gpu-arch", "2025-07-25-vllm-0-10-0-torch-without-sm120-on-rtx-5070-ti"}),
     ("nvidia-smi freezes",
@@ -368,10 +374,13 @@ def test_search_quality_on_the_knowledge_base_queries(browser: Any, site: Path,
     with Tab(browser) as tab:
         tab.page.goto(_file_url(site, "index.html"))
 
+        answers: dict[str, list[str]] = {}
+
         def ranks() -> list[int | None]:
             out = []
             for query, expected in queries:
                 ids = tab.page.evaluate("q => window.triageSearch(q)", query)
+                answers.setdefault(query, ids[:5])
                 out.append(next((i + 1 for i, d in enumerate(ids) if d in expected), None))
             return out
 
@@ -385,7 +394,7 @@ def test_search_quality_on_the_knowledge_base_queries(browser: Any, site: Path,
     with capsys.disabled():
         print(f"\n[site] offline search over {len(queries)} queries: top 1 {top(full, 1)}, top 3 {top(full, 3)} "
               f"with term expansions; top 1 {top(lexical, 1)}, top 3 {top(lexical, 3)} lexical only")
-    missed = [q for (q, _e), r in zip(queries, full, strict=True) if r is None or r > 3]
+    missed = [(q, answers[q]) for (q, _e), r in zip(queries, full, strict=True) if r is None or r > 3]
     assert top(full, 3) >= 0.9 * len(queries), missed
     assert top(full, 1) >= top(lexical, 1) and top(full, 3) >= top(lexical, 3)
 
