@@ -59,13 +59,19 @@ def derive(facts: dict[str, Fact], tables: Mapping[str, Table]) -> None:
             return
 
 
+def release(value: str) -> object:
+    """What makes two values of a fact the same: the release when the value is a version
+    (`2.19.3` = `2.19.3+cuda12.3`), the text otherwise."""
+    return version(value) or value
+
+
 def distinct(facts: Iterable[Fact], name: str) -> list[Fact]:
     """The first sighting of each different value of one fact, in log order: `2.19.3` and
     `2.19.3+cuda12.3` are one release (compared as versions), `2.14.3` another."""
     seen: dict[object, Fact] = {}
     for fact in facts:
         if fact.name == name:
-            seen.setdefault(version(fact.value) or fact.value, fact)
+            seen.setdefault(release(fact.value), fact)
     return sorted(seen.values(), key=lambda f: (f.evidence.path, f.evidence.line))
 
 

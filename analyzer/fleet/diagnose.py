@@ -19,10 +19,10 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from analyzer.choices import FindingKind, Severity
-from analyzer.facts import fill_facts, spoken
+from analyzer.facts import fill_facts, release, spoken
 from analyzer.fleet.model import FleetFinding, FleetReport, FleetSymptom, NodeCount, NodeEvidence, NodeSummary
 from analyzer.fleet.table import FindingRow, FleetTable
-from analyzer.library.rules import RuleBook, version
+from analyzer.library.rules import RuleBook
 from analyzer.models import Fact, Finding
 
 LEAD = dt.timedelta(hours=1)  # how long before the first echo a root cause may lie
@@ -97,7 +97,7 @@ def _skews(book: RuleBook, facts: Mapping[str, Mapping[str, Fact]]) -> list[Flee
         groups: dict[object, list[tuple[str, Fact]]] = {}
         for node in sorted(facts):
             if (fact := facts[node].get(name)) is not None:
-                groups.setdefault(version(fact.value) or fact.value, []).append((node, fact))
+                groups.setdefault(release(fact.value), []).append((node, fact))
         if len(groups) < 2:
             continue
         ordered = sorted(groups.values(), key=len)  # the odd ones out first (stable: by node name)
