@@ -124,3 +124,19 @@ def test_lint_wants_every_catalogue_match_to_name_its_pattern(tmp_path: Path) ->
     messages = [p.message for p in problems]
     assert "`demo-error-typo` is not a pattern of this file" in messages
     assert "fixture has no `# match` line for demo-error-out-of-slots" in messages
+
+
+def test_an_entry_may_refine_or_overlap_a_hand_written_pattern(tmp_path: Path) -> None:
+    """An entry more specific than a hand-written pattern on the same lines ranks above it
+    (`refines:`); one meant to fire beside it says so (`overlaps:`); both on the entry only."""
+    catalogue = CATALOGUE.replace(
+        "    severity: critical\n",
+        "    severity: critical\n    refines: [host-oom-killed-service]\n    overlaps: [host-oom-killed-service]\n")
+    library = load_library([write(tmp_path, catalogue)])
+    by_id = {pf.pattern.id: pf.pattern for pf in library.files}
+    assert by_id["demo-error-out-of-slots-forever"].refines == ["host-oom-killed-service"]
+    assert by_id["demo-error-out-of-slots-forever"].overlaps == ["host-oom-killed-service"]
+    assert by_id["demo-error-out-of-slots"].refines == [] and by_id["demo-error-out-of-slots"].overlaps == []
+    with pytest.raises(PatternErrors) as err:
+        load_library([write(tmp_path / "typo", catalogue.replace("refines: [host-oom", "refines: [no-such-oom"))])
+    assert "no-such-oom-killed-service" in str(err.value)

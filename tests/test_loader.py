@@ -135,13 +135,18 @@ def test_unchanged_files_are_not_even_read(tmp_path: Path, monkeypatch: pytest.M
     is never trusted by its stat alone."""
     import os
     import shutil
+    import time
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     root = tmp_path / "patterns"
-    shutil.copytree(ROOT / "patterns", root, copy_function=shutil.copy)  # fresh times
+    shutil.copytree(ROOT / "patterns", root, copy_function=shutil.copy)
     stat_dir = tmp_path / "cache" / "triage" / "library-stat"
+    # as if just written, however long the copy and the first load take on a busy machine
+    just_now = time.time() + 3600
+    for path in root.rglob("*.yaml"):
+        os.utime(path, (just_now, just_now))
     first = load_library([root])
-    assert not stat_dir.exists()  # every file was just written: racy, so hashed every time
+    assert not stat_dir.exists()  # modified within the racy window: hashed every time
     an_hour_ago = os.stat(root).st_mtime - 3600
     for path in root.rglob("*.yaml"):
         os.utime(path, (an_hour_ago, an_hour_ago))

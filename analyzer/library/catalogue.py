@@ -37,6 +37,12 @@ class Entry(Strict):
     expressions: list[str] | None = None
     why: str | None = None
     covered_by: KebabId | None = None
+    refines: list[KebabId] = Field(
+        default_factory=list,
+        description="more general patterns that fire on the same failure: this entry ranks above them")
+    overlaps: list[KebabId] = Field(
+        default_factory=list,
+        description="patterns meant to fire on this entry's lines too (besides the catalogue's own overlaps)")
 
     @model_validator(mode="after")
     def fix_unless_covered(self) -> Entry:
@@ -128,7 +134,7 @@ def expand(cat: Catalogue) -> list[Pattern]:
                 area=cat.area, tags=[*cat.tags, cat.catalogue], description=" ".join(entry.meaning.split()),
                 why=" ".join((entry.why or cat.why).split()), match=MatchSpec(any=[_expression(r) for r in exprs]),
                 fix=list(entry.fix), avoid=list(entry.avoid), references=list(cat.references),
-                overlaps=list(cat.overlaps),
+                overlaps=list(dict.fromkeys([*cat.overlaps, *entry.overlaps])), refines=list(entry.refines),
                 source=f"{cat.emitter} ({cat.source})"))
         except ValueError as exc:
             raise ValueError(f"entry {entry.key!r}: {exc}") from exc
