@@ -6,9 +6,10 @@ the pattern library recognises.
         --name flashinfer --tags '^v0\.6\.\d+$' --last 8 --path flashinfer --out flashinfer.json
 
 It reads a bare git repository (as the `fetch` tool brings it) at each of the last N release
-tags matching `--tags`, with `git grep`, and collects message templates: the first string
-literal of `raise XError(...)`, `logger.error/exception/critical/warning(...)`, C/C++ `throw
-...("...")`, NCCL-style `WARN("...")` and Go `errors.New/fmt.Errorf("...")`. f-string fields and
+tags matching `--tags`, with `git grep`, and collects message templates: the first run of
+adjacent string literals (joined as Python and C join them) of `raise XError(...)`,
+`logger.error/exception/critical/warning(...)`, C/C++ `throw ...("...")`, NCCL-style
+`WARN("...")` and Go `errors.New/fmt.Errorf("...")`. f-string fields and
 printf conversions become `{}`. Each template keeps the file it is in and the first and last
 release (of those read) that print it; a template in the newest release only is new, one
 missing from it is gone. Coverage: each template is filled with a few sample values and run
@@ -39,8 +40,10 @@ CALLS = {
 }
 EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*.cuh"], "go": ["*.go"]}
 _STRING = re.compile(r"""[rfbu]{0,2}(?P<q>"|')(?P<s>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+_GAP = re.compile(r"(?:\s|\\\n)*")  # between adjacent literals: spaces, newlines, a line continuation
 _FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpe]")
 SAMPLES = ("1", "12.8", "x", "/tmp/x")
+FOLLOW = 6  # lines after the call that may hold the message
 MIN_LETTERS = 12  # shorter templates ("%s", "{}") say nothing
 
 
@@ -63,28 +66,45 @@ def release_tags(repo: Path, pattern: str, last: int) -> list[str]:
     return tags[-last:]
 
 
+def message(code: str) -> str | None:
+    """The first string literal in `code` joined with the literals right after it, as the
+    language joins `"no space" "after this."` (a message split over several lines)."""
+    first = _STRING.search(code)
+    if first is None:
+        return None
+    parts, pos = [first["s"]], first.end()
+    while True:
+        gap = _GAP.match(code, pos)
+        nxt = _STRING.match(code, gap.end() if gap else pos)
+        if nxt is None:
+            break
+        parts.append(nxt["s"])
+        pos = nxt.end()
+    return "".join(parts)
+
+
 def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
-    """template → file, at one release. The message may start on one of the three lines after
-    the call (`raise RuntimeError(` then the string on its own line)."""
+    """template → file, at one release. The message may start on one of the lines after the
+    call (`raise RuntimeError(` then the string on its own line) and run over several."""
     out: dict[str, str] = {}
     for lang, call in CALLS.items():
         specs = [f"{p.rstrip('/')}/{e}" for p in paths for e in EXTS[lang]] if paths else EXTS[lang]
-        text = git(repo, "grep", "-n", "-A3", "-E", call, tag, "--", *specs)
+        text = git(repo, "grep", "-n", f"-A{FOLLOW}", "-E", call, tag, "--", *specs)
         lines = [ln for ln in text.splitlines() if ln != "--"]
         for i, line in enumerate(lines):
             m = re.match(rf"{re.escape(tag)}:(?P<file>[^:]+):\d+:(?P<code>.*)$", line)
             if m is None or (c := re.search(call, m["code"])) is None:
                 continue
             rest = [m["code"][c.end():]]
-            for follow in lines[i + 1:i + 4]:
+            for follow in lines[i + 1:i + 1 + FOLLOW]:
                 f = re.match(rf"{re.escape(tag)}:{re.escape(m['file'])}-\d+-(?P<code>.*)$", follow)
                 if f is None:
                     break
                 rest.append(f["code"])
-            s = _STRING.search("\n".join(rest))
-            if s is None:
+            msg = message("\n".join(rest))
+            if msg is None:
                 continue
-            template = " ".join(_FIELD.sub("{}", s["s"]).split())
+            template = " ".join(_FIELD.sub("{}", msg).split())
             if sum(ch.isalpha() for ch in template) >= MIN_LETTERS:
                 out.setdefault(template, m["file"])
     return out

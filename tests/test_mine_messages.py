@@ -42,3 +42,13 @@ def test_templates_releases_and_coverage(tmp_path: Path) -> None:
     mine_messages.cover(rows.values(), mine_messages.expressions())
     assert rows["SM 12.x requires CUDA >= 12.9"].covered_by == "flashinfer-sm12x-needs-cuda-12-9"
     assert rows["the widget count {} is not supported"].covered_by is None
+
+
+def test_a_message_split_over_adjacent_literals_is_read_whole() -> None:
+    """Python and C join adjacent string literals; a message written over several lines is one
+    template (SGLang's "...not supported." "Please try with PP." keeps its missing space)."""
+    code = '\n        "Prequant BitsAndBytes models with TP is not supported."\n        "Please try with PP."\n    )'
+    assert mine_messages.message(code) == "Prequant BitsAndBytes models with TP is not supported.Please try with PP."
+    assert mine_messages.message('"a message of its own", "an argument")') == "a message of its own"
+    assert mine_messages.message('"first part " \\\n "second part")') == "first part second part"
+    assert mine_messages.message("no literal here") is None
