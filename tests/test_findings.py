@@ -21,12 +21,20 @@ def test_fill_leaves_other_braces_alone() -> None:
     assert fill("docker ps --format '{{.Names}}' {pid}", caps) == "docker ps --format '{{.Names}}' 42"
     assert fill("awk '{print $1}' {missing|a default}", caps) == "awk '{print $1}' a default"
     assert fill("unclosed { brace", caps) == "unclosed { brace"
+    # a shell variable and a Go template action name no capture: left as written
+    assert fill("backend: \"${triton_backend}\" {pid}", caps) == "backend: \"${triton_backend}\" 42"
+    assert fill("{{range .Mounts}}{{end}} {{pid}}", caps) == "{{range .Mounts}}{{end}} {{pid}}"
 
 
 def test_placeholder_must_name_a_capture(tmp_path: Path) -> None:
     text = GOOD.replace("free memory.", "free memory ({typo}).")
     with pytest.raises(PatternError, match=r"\{typo\} is not a named group"):
         load_pattern(write(tmp_path, text))
+
+
+def test_template_text_is_not_a_placeholder(tmp_path: Path) -> None:
+    text = GOOD.replace("free memory.", "free memory (config.pbtxt still says ${triton_backend}; {{end}}).")
+    assert "${triton_backend}" in load_pattern(write(tmp_path, text)).description
 
 
 def test_placeholder_captured_by_some_expressions_needs_a_default(tmp_path: Path) -> None:

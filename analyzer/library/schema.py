@@ -19,7 +19,8 @@ KebabId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", 
 Area = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=40)]
 
 
-PLACEHOLDER = re.compile(r"\{(?P<name>[A-Za-z_]\w*)(?:\|(?P<default>[^{}]*))?\}")
+# `{name}` or `{name|default}`; a shell's `${name}` and a Go template's `{{name}}` are text
+PLACEHOLDER = re.compile(r"(?<![{$])\{(?P<name>[A-Za-z_]\w*)(?:\|(?P<default>[^{}]*))?\}(?!\})")
 
 
 class Strict(BaseModel):
