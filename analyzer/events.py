@@ -2,9 +2,10 @@
 
 Python tracebacks (with their "During handling of the above exception" and "The above
 exception was the direct cause" chains, and headless ones that start at a `File` frame),
-C++ `terminate called after throwing`, NCCL WARN runs and kernel messages continued on
-indented lines. Records of other processes may be interleaved: each process is followed
-on its own, so journald entries of one traceback are joined even when mixed with others.
+C++ `terminate called after throwing`, a Rust panic with its message on the next line, NCCL
+WARN runs and kernel messages continued on indented lines. Records of other processes may be
+interleaved: each process is followed on its own, so journald entries of one traceback are
+joined even when mixed with others.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ CHAIN = re.compile(r"(?:During handling of the above exception|The above excepti
 TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 WHAT = re.compile(r"\s*what\(\):\s*(?P<msg>.*)")
 NCCL = re.compile(r"NCCL (?:WARN|INFO)")
+# Rust's panic message since 1.73: the location ends the first line, the message is the next
+RUST_PANIC_AT = re.compile(r"thread '[^'\n]*' panicked at \S+:\d+:\d+:$")
 # vLLM's logger header ("ERROR 05-01 10:00:00 [core.py:700] ", older releases without the "["):
 # its formatter (NewLineFormatter) repeats the header on every line of a multi-line message
 VLLM_HEADER_AFTER_LEVEL = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "
@@ -65,6 +68,9 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
             while end < len(lines) and end - i < 3 and not WHAT.match(lines[end - 1].text):
                 end += 1
             yield _terminate(records, lines[i:end], m["type"])
+        elif "panicked at " in text and RUST_PANIC_AT.search(text) and i + 1 < len(lines):
+            end = i + 2
+            yield _event(records, lines[i:end], EventKind.line)
         elif "NCCL " in text and NCCL.search(text):
             end = i + 1
             while end < len(lines) and NCCL.search(lines[end].text):

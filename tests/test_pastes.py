@@ -169,6 +169,19 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
         assert _error_lines(line) == (None, None), line
 
 
+def test_a_rust_panic_with_its_message_on_the_next_line_is_an_error(library: CompiledLibrary) -> None:
+    """Rust 1.73+ ends the panic's first line with its location and prints the message on the
+    next (TGI's router and launcher, mistral.rs, candle): one error, not an introduction."""
+    log = ("thread 'main' panicked at router/src/main.rs:412:10:\n"
+           "called `Result::unwrap()` on an `Err` value: Os { code: 13, kind: PermissionDenied, "
+           "message: \"Permission denied\" }\n"
+           "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+    (finding,) = analyze_bytes(log.encode(), library).findings
+    assert finding.title.startswith("Not recognised: panicked at router/src/main.rs:412:10: called `Result::unwrap()`")
+    # the location line alone, cut from its message, stays an introduction
+    assert analyze_bytes(b"thread 'main' panicked at src/main.rs:3:5:\n", library).findings == []
+
+
 def test_logger_marked_errors_lead_only_when_nothing_explains_a_cause(library: CompiledLibrary) -> None:
     logged = "ERROR 07-28 15:07:22 [core.py:632] For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
     alone = analyze_bytes(logged.encode(), library).findings
