@@ -219,6 +219,10 @@ def test_a_real_nvcc_failing_to_compile_is_not_the_missing_nvcc(library: Compile
     ("[pip3] flashinfer-python==0.3.1.post1", {"flashinfer_version": "0.3.1.post1"}),
     ("flashinfer                   : 0.7.0.dev20260922", {"flashinfer_version": "0.7.0.dev20260922"}),
     ("/root/.cache/flashinfer/0.6.6/120a/cached_ops/sampling/sampling.so", {"flashinfer_version": "0.6.6"}),
+    ("[2024-05-02 10:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] DeepSpeed info: version=0.14.4, "
+     "git-hash=unknown, git-branch=unknown", {"deepspeed_version": "0.14.4"}),
+    ("deepspeed info ................... 0.14.4, unknown, unknown", {"deepspeed_version": "0.14.4"}),
+    ("deepspeed                0.16.3", {"deepspeed_version": "0.16.3"}),
 ])
 def test_version_facts_from_pip_and_env_lines(line: str, facts: dict[str, str], library: CompiledLibrary) -> None:
     got = {k: v.value for k, v in report([line], library).facts.items()}
