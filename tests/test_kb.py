@@ -126,7 +126,9 @@ QUERIES: list[tuple[str, set[str]]] = [
     ("after a driver update nvidia-smi says driver library version mismatch",
      {"nvidia-driver-kernel-module-mismatch",
       "2021-04-27-unattended-upgrade-nvml-driver-library-mismatch-on-gpu-nodes"}),
-    ("persistence daemon failed to start after node replacement", {"nvidia-persistenced-failed"}),
+    # the daemon that exits at start, or the unit that systemd skipped because /dev/nvidia* was not there yet
+    ("persistence daemon failed to start after node replacement",
+     {"nvidia-persistenced-failed", "gpu-unit-skipped-before-device-nodes-exist"}),
     ("NVSwitch fabric not ready after maintenance",
      {"cuda-error-fabric-not-ready", "cuda-driver-error-fabric-not-ready", "nvswitch-fabric-manager-not-running"}),
     # exact error strings
