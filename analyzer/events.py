@@ -28,7 +28,7 @@ TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<typ
 WHAT = re.compile(r"\s*what\(\):\s*(?P<msg>.*)")
 NCCL = re.compile(r"NCCL (?:WARN|INFO)")
 # Rust's panic message since 1.73: the location ends the first line, the message is the next
-RUST_PANIC_AT = re.compile(r"thread '[^'\n]*' panicked at \S+:\d+:\d+:$")
+RUST_PANIC_AT = re.compile(r"thread '[^'\n]*' panicked at (?P<at>\S+:\d+:\d+):$")
 # vLLM's logger header ("ERROR 05-01 10:00:00 [core.py:700] ", older releases without the "["):
 # its formatter (NewLineFormatter) repeats the header on every line of a multi-line message
 VLLM_HEADER_AFTER_LEVEL = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "

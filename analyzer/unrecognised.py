@@ -131,8 +131,8 @@ def error_line(event: Event) -> str | None:
             return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
         if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction
             return _unprefixed(m)
-        if RUST_PANIC_AT.search(first) and len(lines := event.text.split("\n")) > 1 and lines[1].strip():
-            return f"panicked at {first.rsplit(' ', 1)[-1].rstrip(':')}: {lines[1].strip()}"
+        if (m := RUST_PANIC_AT.search(first)) and len(lines := event.text.split("\n")) > 1 and lines[1].strip():
+            return f"panicked at {m['at']}: {lines[1].strip()}"
         if _WHOLE.match(first):
             return first
     return None

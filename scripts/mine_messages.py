@@ -40,7 +40,8 @@ CALLS = {
 }
 EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*.cuh"], "go": ["*.go"]}
 _STRING = re.compile(r"""[rfbu]{0,2}(?P<q>"|')(?P<s>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
-_GAP = re.compile(r"(?:\s|\\\n)*")  # between adjacent literals: spaces, newlines, a line continuation
+# a literal right after the previous one: only spaces, newlines or a line continuation between
+_NEXT = re.compile(r"(?:\s|\\\n)*" + _STRING.pattern)
 _FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpe]")
 SAMPLES = ("1", "12.8", "x", "/tmp/x")
 FOLLOW = 6  # lines after the call that may hold the message
@@ -73,11 +74,7 @@ def message(code: str) -> str | None:
     if first is None:
         return None
     parts, pos = [first["s"]], first.end()
-    while True:
-        gap = _GAP.match(code, pos)
-        nxt = _STRING.match(code, gap.end() if gap else pos)
-        if nxt is None:
-            break
+    while (nxt := _NEXT.match(code, pos)) is not None:
         parts.append(nxt["s"])
         pos = nxt.end()
     return "".join(parts)
