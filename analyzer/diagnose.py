@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from analyzer.choices import Confidence, FindingKind
 from analyzer.clock import iso, to_seconds
-from analyzer.facts import derive, distinct, fill_facts, newest, normalise, spoken
+from analyzer.facts import derive, distinct, newest, normalise, spoken
 from analyzer.findings import build_findings, fill
 from analyzer.library.compile import CompiledLibrary
 from analyzer.library.rules import Chain, Rule, RuleBook, Step, Table, holds, resolve, spell
@@ -181,10 +181,10 @@ def _apply_rule(rule: Rule, found: dict[str, Finding], facts: Mapping[str, Fact]
     subst |= {f"{name}:all": spoken(f.value for f in seen) for name, seen in varied.items()}
     evidence = [facts[n].evidence for n in dict.fromkeys(used) if n in facts]
     evidence += [f.evidence for seen in varied.values() for f in seen]
+    text = rule.filled(subst)
     found[rule.id] = Finding(
-        id=rule.id, kind=FindingKind.rule, title=fill_facts(rule.title, subst), severity=rule.severity,
-        confidence=rule.confidence, cause=fill_facts(rule.description, subst),
-        fix=[fill_facts(s, subst) for s in rule.fix], avoid=list(rule.avoid), references=[rule.source],
+        id=rule.id, kind=FindingKind.rule, title=text.title, severity=rule.severity, confidence=rule.confidence,
+        cause=text.cause, fix=text.fix, avoid=list(rule.avoid), references=[rule.source],
         evidence=evidence, first_line=min((e.line for e in evidence), default=0),
         last_line=max((e.line for e in evidence), default=0))
     reasons[rule.id] = [f"rule from facts alone: {shown}"]
@@ -244,13 +244,10 @@ def _candidates(chain: Chain, root: Occurrence, occ: Sequence[Occurrence],
     for c in chain.candidates:
         evidence = [Evidence(path=o.path, line=o.line, text=whole_line(o.text)) for o in occ
                     if o.pattern_id in c.patterns and o.path == root.path and o.line < root.line][:2]
+        before = [f for f in sightings if f.evidence.path == root.path and f.evidence.line < root.line]
         for name in c.facts_changed:
-            first: dict[str, Evidence] = {}
-            for fact in sightings:
-                if fact.name == name and fact.evidence.path == root.path and fact.evidence.line < root.line:
-                    first.setdefault(fact.value, fact.evidence)
-            if len(first) > 1:
-                evidence += list(first.values())[:2]
+            if len(seen := distinct(before, name)) > 1:  # two releases, not one release spelt two ways
+                evidence += [f.evidence for f in seen[:2]]
         out.append(Hypothesis(claim=" ".join(c.claim.split()), supported=bool(evidence), evidence=evidence))
     return out
 

@@ -81,13 +81,6 @@ def spoken(values: Iterable[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def fill_facts(text: str, subst: Mapping[str, str]) -> str:
-    """A rule's text with `{fact}`, `{table[fact]}` and `{fact:all}` replaced (longest names first)."""
-    for key, value in sorted(subst.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace("{" + key + "}", value)
-    return " ".join(text.split())
-
-
 def newest(facts: Iterable[Fact], defs: Mapping[str, FactDef] | None = None) -> dict[str, Fact]:
     """One value per fact: the last sighting (what the failing run saw), or the first for a
     fact declared `keep: first` (an engine's version banner, not a later line naming another

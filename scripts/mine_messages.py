@@ -8,9 +8,12 @@ the pattern library recognises.
 It reads a bare git repository (as the `fetch` tool brings it) at each of the last N release
 tags matching `--tags`, with `git grep`, and collects message templates: the first run of
 adjacent string literals (joined as Python and C join them) of `raise XError(...)`,
-`logger.error/exception/critical/warning(...)`, C/C++ `throw ...("...")`, NCCL-style
-`WARN("...")` and Go `errors.New/fmt.Errorf("...")`. f-string fields and
-printf conversions become `{}`. Each template keeps the file it is in and the first and last
+`logger/logging.error/exception/critical/warning(...)`, `warnings.warn(...)`, `assert cond, "..."`,
+C/C++ `throw ...("...")`, NCCL-style `WARN("...")`, torch's `TORCH_CHECK`/`AT_ERROR`, glog's
+`LOG(ERROR) <<`, the NVIDIA driver's `NV_PRINTF(LEVEL_ERROR, ...)`, systemd's `log_(unit_)error(_errno)(...)`,
+the kernel's `pr_err`/`dev_err`, Go `errors.New/fmt.Errorf` and `log/klog/logrus.Errorf(...)`, and Rust
+`panic!/bail!/anyhow!/error!(...)` and `.expect("...")`. f-string and Rust fields and printf/Go
+conversions become `{}`. Each template keeps the file it is in and the first and last
 release (of those read) that print it; a template in the newest release only is new, one
 missing from it is gone. Coverage: each template is filled with a few sample values and run
 through every expression of the library (both hand-written patterns and catalogues); it is
@@ -34,15 +37,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CALLS = {
-    "py": r"(raise [A-Za-z_][A-Za-z0-9_.]*(Error|Exception)\(|logger\.(error|exception|critical|warning)\()",
-    "c": r"(throw [A-Za-z_:]+\(|WARN\(|ERROR\(|TORCH_CHECK\(|fprintf\(stderr,)",
-    "go": r"(errors\.New\(|fmt\.Errorf\()",
+    "py": r"(raise [A-Za-z_][A-Za-z0-9_.]*(Error|Exception)\(|\b(logger|logging|log|_LOGGER)\.(error|exception|critical"
+          r"|fatal|warning|warn)\(|warnings\.warn\(|^ *assert [^,]*, *)",
+    "c": r"(throw [A-Za-z_:]+\(|WARN\(|ERROR\(|TORCH_CHECK\(|TORCH_INTERNAL_ASSERT\(|AT_ERROR\(|fprintf\(stderr,"
+         r"|LOG\((ERROR|WARNING|FATAL)\) *<<|NV_PRINTF\(LEVEL_(ERROR|WARNING),|nv_printf\(NV_DBG_(ERRORS|WARNINGS),"
+         r"|\blog_(unit_)?(emergency|alert|crit|error|warning|notice)(_errno)?\(|\b(pr|dev|drm)_(err|warn|crit|alert)\()",
+    "go": r"(errors\.New\(|fmt\.Errorf\(|\b(log|klog|logrus|logger|l)\.(Error|Errorf|Warn|Warnf|Warning|Warningf|Fatal"
+          r"|Fatalf|Panic|Panicf|ErrorS)\()",
+    "rs": r"(\b(panic|bail|anyhow|error|warn|unreachable|unimplemented)!\(|\.expect\(|Err\([A-Za-z_:]*\()",
 }
-EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*.cuh"], "go": ["*.go"]}
+EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*.cuh"], "go": ["*.go"],
+        "rs": ["*.rs"]}
 _STRING = re.compile(r"""[rfbu]{0,2}(?P<q>"|')(?P<s>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
 # a literal right after the previous one: only spaces, newlines or a line continuation between
 _NEXT = re.compile(r"(?:\s|\\\n)*" + _STRING.pattern)
-_FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpe]")
+_FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpevqwTm]")  # printf, glibc %m, Go %v/%q/%w
 SAMPLES = ("1", "12.8", "x", "/tmp/x")
 FOLLOW = 6  # lines after the call that may hold the message
 MIN_LETTERS = 12  # shorter templates ("%s", "{}") say nothing
@@ -101,7 +110,7 @@ def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
             msg = message("\n".join(rest))
             if msg is None:
                 continue
-            template = " ".join(_FIELD.sub("{}", msg).split())
+            template = " ".join(_FIELD.sub("{}", re.sub(r"\\[nrt]", " ", msg)).split())  # escapes: spaces
             if sum(ch.isalpha() for ch in template) >= MIN_LETTERS:
                 out.setdefault(template, m["file"])
     return out

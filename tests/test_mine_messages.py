@@ -52,3 +52,41 @@ def test_a_message_split_over_adjacent_literals_is_read_whole() -> None:
     assert mine_messages.message('"a message of its own", "an argument")') == "a message of its own"
     assert mine_messages.message('"first part " \\\n "second part")') == "first part second part"
     assert mine_messages.message("no literal here") is None
+
+
+def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> None:
+    """Messages a program logs or asserts, not only those it raises: Python loggers, warnings and
+    asserts, C/C++ logging macros (glog, the NVIDIA driver's NV_PRINTF, systemd's log_unit_*),
+    Go loggers with `%v`, and Rust's panic!/bail! and expect()."""
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    git(tmp_path, "init", "-q", str(repo))
+    (repo / "a.py").write_text(
+        'logging.error("the engine core died unexpectedly: %s", e)\n'
+        'warnings.warn(f"flash attention is disabled on {arch}")\n'
+        'assert world_size % tp == 0, "world size must be divisible by tensor parallel size"\n'
+        'x = [e for e in y]\n')
+    (repo / "b.cc").write_text(
+        'LOG(ERROR) << "cudaMalloc failed to allocate the arena";\n'
+        'NV_PRINTF(LEVEL_ERROR, "GSP RPC timed out after %d ms\\n", t);\n'
+        'log_unit_error_errno(u, r, "Failed to set up mount namespacing: %s: %m", p);\n'
+        'printf("progress %d of %d\\n", i, n);\n')
+    (repo / "c.go").write_text('klog.Errorf("failed to allocate device %q for pod %v: %w", id, pod, err)\n')
+    (repo / "d.rs").write_text(
+        'panic!("Shard {rank} failed to start: {err:?}");\n'
+        'let c = cfg.expect("could not read the model configuration file");\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    git(repo, "tag", "v1.0")
+    got = set(mine_messages.templates_at(repo, "v1.0", []))
+    assert got == {
+        "the engine core died unexpectedly: {}",
+        "flash attention is disabled on {}",
+        "world size must be divisible by tensor parallel size",
+        "cudaMalloc failed to allocate the arena",
+        "GSP RPC timed out after {} ms",
+        "Failed to set up mount namespacing: {}: {}",
+        "failed to allocate device {} for pod {}: {}",
+        "Shard {} failed to start: {}",
+        "could not read the model configuration file",
+    }, got

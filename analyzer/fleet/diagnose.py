@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from analyzer.choices import FindingKind, Severity
-from analyzer.facts import fill_facts, release, spoken
+from analyzer.facts import release, spoken
 from analyzer.fleet.model import FleetFinding, FleetReport, FleetSymptom, NodeCount, NodeEvidence, NodeSummary
 from analyzer.fleet.table import FindingRow, FleetTable
 from analyzer.library.rules import RuleBook
@@ -104,10 +104,10 @@ def _skews(book: RuleBook, facts: Mapping[str, Mapping[str, Fact]]) -> list[Flee
         seen = [(node, fact) for group in ordered for node, fact in group]
         subst = {f"{name}:all": spoken(group[0][1].value for group in ordered)}
         by_node = "; ".join(f"{', '.join(n for n, _ in group)}: {group[0][1].value}" for group in ordered)
+        text = rule.filled(subst)
         out.append(FleetFinding(
-            id=rule.id, kind=FindingKind.rule, title=fill_facts(rule.title, subst), severity=rule.severity,
-            confidence=rule.confidence, cause=fill_facts(rule.description, subst),
-            fix=[fill_facts(step, subst) for step in rule.fix], avoid=list(rule.avoid), references=[rule.source],
+            id=rule.id, kind=FindingKind.rule, title=text.title, severity=rule.severity, confidence=rule.confidence,
+            cause=text.cause, fix=text.fix, avoid=list(rule.avoid), references=[rule.source],
             nodes=[NodeCount(node=n, count=1) for n, _ in seen], first_node=ordered[0][0][0], count=len(seen),
             processes=len(seen),
             evidence=[NodeEvidence(node=n, path=f.evidence.path, line=f.evidence.line, text=f.evidence.text)

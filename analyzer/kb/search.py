@@ -17,6 +17,7 @@ from analyzer.kb.words import tokens
 
 VECTOR_WEIGHT = 0.6
 LEXICAL_WEIGHT = 0.4
+TITLE_WEIGHT = 0.1  # BM25 over titles alone: a title holding the query's words beats a long passage repeating one
 REGEX_BONUS = 0.5
 REGEX_SHORTLIST = 10  # a pasted error line shares rare words with its pattern: it is in the shortlist
 
@@ -73,6 +74,11 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
         cosine[passage.doc_id] = max(cosine.get(passage.doc_id, 0.0), passage.cosine)
         if passage.doc_id not in best or score > best[passage.doc_id][0]:
             best[passage.doc_id] = (score, passage.text)
+    doc_ids = list(best)
+    titles = _normalise(bm25(tokens(query), [tokens(docs[d].title) for d in doc_ids]))
+    for doc_id, title in zip(doc_ids, titles, strict=True):
+        score, text = best[doc_id]
+        best[doc_id] = (score + TITLE_WEIGHT * title, text)
     shortlist = sorted(best, key=lambda d: -best[d][0])[:REGEX_SHORTLIST]
     recognised = set(_regex_hits(query, [docs[d] for d in shortlist]))
     for pattern_id, postmortem_id in pairs:  # incidents that a recognising pattern names

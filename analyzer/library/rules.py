@@ -81,6 +81,26 @@ class Rule(Strict):
             raise ValueError("a rule needs a condition: `when` or `varies`")
         return self
 
+    def filled(self, subst: Mapping[str, str]) -> RuleText:
+        """Title, cause and fix with `{fact}`, `{table[fact]}` and `{fact:all}` replaced: one
+        place for a log's findings and a fleet's."""
+        return RuleText(title=fill_facts(self.title, subst), cause=fill_facts(self.description, subst),
+                        fix=[fill_facts(step, subst) for step in self.fix])
+
+
+@dataclass(frozen=True)
+class RuleText:
+    title: str
+    cause: str
+    fix: list[str]
+
+
+def fill_facts(text: str, subst: Mapping[str, str]) -> str:
+    """A rule's text with its placeholders replaced (longest names first)."""
+    for key, value in sorted(subst.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace("{" + key + "}", value)
+    return " ".join(text.split())
+
 
 class Step(Strict):
     patterns: list[str] = Field(default_factory=list)
