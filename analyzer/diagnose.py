@@ -241,10 +241,10 @@ def _candidates(chain: Chain, root: Occurrence, occ: Sequence[Occurrence],
     """Each candidate explanation of a chain, supported when the log shows, before the root
     step, a line of one of its patterns or one of its facts with two different values."""
     out = []
+    before = [f for f in sightings if f.evidence.path == root.path and f.evidence.line < root.line]
     for c in chain.candidates:
         evidence = [Evidence(path=o.path, line=o.line, text=whole_line(o.text)) for o in occ
                     if o.pattern_id in c.patterns and o.path == root.path and o.line < root.line][:2]
-        before = [f for f in sightings if f.evidence.path == root.path and f.evidence.line < root.line]
         for name in c.facts_changed:
             if len(seen := distinct(before, name)) > 1:  # two releases, not one release spelt two ways
                 evidence += [f.evidence for f in seen[:2]]

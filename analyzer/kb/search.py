@@ -75,7 +75,7 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
         if passage.doc_id not in best or score > best[passage.doc_id][0]:
             best[passage.doc_id] = (score, passage.text)
     doc_ids = list(best)
-    titles = _normalise(bm25(tokens(query), [tokens(docs[d].title) for d in doc_ids]))
+    titles = _normalise(bm25(tokens(query), [docs[d].title_words for d in doc_ids]))
     for doc_id, title in zip(doc_ids, titles, strict=True):
         score, text = best[doc_id]
         best[doc_id] = (score + TITLE_WEIGHT * title, text)

@@ -21,7 +21,7 @@ from analyzer.kb.documents import Document, digest
 from analyzer.kb.embed import DIM, Embedder
 from analyzer.kb.words import tokens
 
-SCHEMA_VERSION = "3"  # 3: chunks.words, the passage tokenised for BM25
+SCHEMA_VERSION = "4"  # 3: chunks.words, the passage tokenised for BM25; 4: documents.title_words
 RELATED = 5
 
 
@@ -145,16 +145,16 @@ def _write(con: Any, docs: Sequence[Document], rows: list[tuple[str, int, str, s
            vectors: dict[str, list[float]], model: str, stamp: str) -> None:
     con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     con.execute("CREATE TABLE documents (id TEXT PRIMARY KEY, kind TEXT, title TEXT, path TEXT, hash TEXT, "
-                "severity TEXT, fix TEXT, regexes TEXT, cause TEXT)")
+                "severity TEXT, fix TEXT, regexes TEXT, cause TEXT, title_words TEXT)")
     con.execute(f"CREATE TABLE chunks (doc_id TEXT, seq INTEGER, text TEXT, hash TEXT, embedding FLOAT[{DIM}], "
                 "words TEXT)")
     con.execute("CREATE TABLE links (pattern_id TEXT, postmortem_id TEXT)")
     con.execute("CREATE TABLE related (pattern_id TEXT, postmortem_id TEXT, score DOUBLE, explicit BOOLEAN)")
     con.executemany("INSERT INTO meta VALUES (?, ?)",
                     [("schema", SCHEMA_VERSION), ("model", model), ("stamp", stamp)])
-    con.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    con.executemany("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(d.id, d.kind, d.title, d.path, d.hash, d.severity, json.dumps(d.fix), json.dumps(d.regexes),
-                      d.cause) for d in docs])
+                      d.cause, " ".join(tokens(d.title))) for d in docs])
     con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
                     [(doc, seq, text, h, vectors[h], " ".join(tokens(text))) for doc, seq, text, h in rows])
     links = [(p, d.id) for d in docs if d.kind == "postmortem" for p in d.links]
@@ -248,12 +248,14 @@ class DocumentRow:
     regexes: list[str]
     cause: str
     severity: str
+    title_words: list[str]  # the title tokenised for BM25, stored like a passage's words
 
 
 def documents(con: Any) -> dict[str, DocumentRow]:
-    rows = con.execute("SELECT id, kind, title, path, fix, regexes, cause, severity FROM documents").fetchall()
-    return {r[0]: DocumentRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6] or "", r[7] or "")
-            for r in rows}
+    rows = con.execute("SELECT id, kind, title, path, fix, regexes, cause, severity, title_words FROM documents"
+                       ).fetchall()
+    return {r[0]: DocumentRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6] or "", r[7] or "",
+                              r[8].split()) for r in rows}
 
 
 def links(con: Any) -> list[tuple[str, str]]:

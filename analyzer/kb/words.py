@@ -1,6 +1,6 @@
 """The words of a passage as lexical search sees them: lower-case tokens, lightly stemmed.
 
-Shared by the index (which stores each passage's words, so a search does not tokenise the
+Shared by the index (which stores each passage's and each title's words, so a search does not tokenise the
 whole knowledge base again) and by the queries.
 """
 
