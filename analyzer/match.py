@@ -44,6 +44,8 @@ def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
     """At most one match per event: a line pattern that fires on several lines of one
     traceback is one occurrence. Source-code lines quoted in a traceback are skipped
     (`raise RuntimeError("...")` repeats the message it raises)."""
+    if cp.pattern.match.in_container and not event.records[0].in_container:
+        return
     if cp.pattern.match.scope is Scope.event:
         texts = [(event.text, 0)]
     else:

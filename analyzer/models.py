@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from analyzer.choices import Confidence, FindingKind, InputForm, Severity
 
+CONTAINER = "container "  # how a worker name marks a container's log prefix (analyzer/readers/worker.py)
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -29,8 +31,13 @@ class Record:
     unit: str | None = None  # systemd unit or syslog identifier
     pid: int | None = None
     priority: int | None = None
-    worker: str | None = None  # per-worker prefix: "VllmWorker rank=3 pid=1234", "TP3", "rank0"
+    worker: str | None = None  # per-worker prefix: "VllmWorker rank=3 pid=1234", "TP3", "rank0", CONTAINER + "vllm-1"
     plain: bool = False  # the line did not parse in its input's form (a cut JSON line) and was read as text
+
+    @property
+    def in_container(self) -> bool:
+        """The line carried a container log's prefix (a Compose service, `kubectl logs --prefix`)."""
+        return (self.worker or "").startswith(CONTAINER)
 
     @property
     def process(self) -> str:

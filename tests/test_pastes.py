@@ -326,3 +326,29 @@ def test_no_last_words_when_the_service_ended_with_a_traceback(library: Compiled
     log = "".join([*lines[:2], traceback, *lines[2:]])
     titles = [f.title for f in analyze_bytes(log.encode(), library).findings if f.kind == FindingKind.unrecognised]
     assert titles == ["Not recognised: KeyError: 'COLLECT_INTERVAL'"]
+
+
+def test_compose_service_prefixes_are_read_as_the_container_they_come_from(library: CompiledLibrary) -> None:
+    """weaviate/weaviate#1736, as pasted from `docker compose up`: every line behind its service
+    column. The traceback is rebuilt behind the prefix, and the container-only reading of
+    "Found no NVIDIA driver" (the container's GPU request, not the host's driver) ranks first."""
+    paste = (PASTES / "weaviate-1736-compose-service-prefix.log").read_text()
+    report = analyze_bytes(paste.encode(), library)
+    top = report.findings[0]
+    assert top.id == "container-torch-found-no-nvidia-driver"
+    assert "nvidia-driver-not-loaded" not in [f.id for f in report.findings[:1]]
+    assert all(not e.text.startswith("qna-transformers_1") for e in top.evidence)
+    # the same line on a host keeps the host's reading
+    host = "\n".join(line.split("| ", 1)[1] for line in paste.splitlines())
+    assert ids(host, library)[0] == "nvidia-driver-not-loaded"
+
+
+def test_a_compose_traceback_no_pattern_knows_is_reported(library: CompiledLibrary) -> None:
+    paste = "\n".join(f"api-1  | {line}" for line in [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.10/site-packages/foo/loader.py", line 20, in load',
+        '    raise ValueError("weights file is missing a tensor named lm_head.weight")',
+        "ValueError: weights file is missing a tensor named lm_head.weight"]) + "\napi-1 exited with code 1\n"
+    report = analyze_bytes(paste.encode(), library)
+    assert report.findings[0].kind is FindingKind.unrecognised
+    assert "foo/loader.py" in report.findings[0].cause

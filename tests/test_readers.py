@@ -74,6 +74,12 @@ def test_docker_timestamps_are_stripped_from_console_lines() -> None:
     ("[2026-05-03 10:00:00 DP1 TP3 EP3] x", "DP1 TP3 EP3", "x"),
     ("[rank0]: Traceback (most recent call last):", "rank0", "Traceback (most recent call last):"),
     ("[notaworker] text", None, "[notaworker] text"),
+    # container logs: Compose's service column (v2, v1), `kubectl logs --prefix`
+    ("fauxpilot-triton-1         | terminate called", "container fauxpilot-triton-1", "terminate called"),
+    ("qna-transformers_1  | RuntimeError: x", "container qna-transformers_1", "RuntimeError: x"),
+    ("[pod/vllm-0/vllm] INFO x", "container pod/vllm-0/vllm", "INFO x"),
+    ("GPU-0 | 45C | P0", None, "GPU-0 | 45C | P0"),  # a table row: Compose pads with two spaces at least
+    ("| 0  NVIDIA A100 | Off |", None, "| 0  NVIDIA A100 | Off |"),
 ])
 def test_worker_prefixes(line: str, worker: str | None, rest: str) -> None:
     assert split_worker(line)[0] == worker

@@ -85,6 +85,9 @@ class MatchSpec(Strict):
     all: list[Expression] = Field(default_factory=list, description="fires when every expression matches")
     scope: Scope = Scope.line
     ignorecase: bool = False
+    in_container: bool = Field(default=False, description=(
+        "fires only on lines a container log's prefix marks as a container's: a Compose service "
+        "(`vllm-1  | ...`) or `kubectl logs --prefix` (`[pod/name/container] ...`)"))
 
     @model_validator(mode="after")
     def one_list(self) -> MatchSpec:

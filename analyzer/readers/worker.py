@@ -2,7 +2,9 @@
 
 vLLM: `(VllmWorker rank=3 pid=1234) ...`, `(VllmWorkerProcess pid=221) ...`,
 `(EngineCore_DP0 pid=77) ...`; torchrun/vLLM: `[rank0]: ...`; SGLang:
-`[2026-05-03 10:00:00 TP3] ...` or `[2026-05-03 10:00:00 DP1 TP3 EP3] ...`.
+`[2026-05-03 10:00:00 TP3] ...` or `[2026-05-03 10:00:00 DP1 TP3 EP3] ...`. Container logs:
+Docker Compose's service column (`vllm-1  | ...`, `api_1  | ...` before Compose v2) and
+`kubectl logs --prefix` (`[pod/vllm-0/vllm] ...`); their worker names start with CONTAINER.
 The prefix becomes the record's worker identity and is removed from the message, so a
 traceback printed by worker 3 is rebuilt apart from worker 5's.
 """
@@ -11,8 +13,14 @@ from __future__ import annotations
 
 import re
 
+from analyzer.models import CONTAINER
+
 _PAREN = re.compile(r"\((?P<w>[A-Za-z_][\w.]*(?: [\w.]+=[\w.:-]+)*(?: pid=\d+))\) ")
 _RANK = re.compile(r"\[(?P<w>rank\d+)\]: ?")
+# Compose pads the service name (with its replica number) to one more than the longest, then " | ":
+# two spaces at least before the bar (a one-space "GPU-0 | 45C" is a table row, not a prefix)
+_COMPOSE = re.compile(r"(?P<w>[A-Za-z0-9][\w.-]{0,80}?[-_]\d{1,3}) {2,}\| ")
+_KUBECTL = re.compile(r"\[(?P<w>pod/[a-z0-9][a-z0-9.-]{0,252}/[a-z0-9][a-z0-9-]{0,62})\] ")
 _SGLANG = re.compile(
     r"\[(?P<t>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?)(?P<w>(?: (?:TP|DP|PP|EP|CP|ATTN_DP)\d+)+)\] "
 )
@@ -20,12 +28,18 @@ _SGLANG = re.compile(
 
 def split_worker(message: str) -> tuple[str | None, str | None, str]:
     """Return (worker, time, rest) for a message that may carry a worker prefix."""
-    if not message or message[0] not in "([":
+    if not message:
+        return None, None, message
+    if message[0] not in "([":
+        if "| " in message and (m := _COMPOSE.match(message)):
+            return CONTAINER + m["w"], None, message[m.end():]
         return None, None, message
     if m := _PAREN.match(message):
         return m["w"], None, message[m.end():]
     if m := _RANK.match(message):
         return m["w"], None, message[m.end():]
+    if m := _KUBECTL.match(message):
+        return CONTAINER + m["w"], None, message[m.end():]
     if m := _SGLANG.match(message):
         return m["w"].strip(), m["t"], message[m.end():]
     return None, None, message
