@@ -68,6 +68,11 @@ class Trigger:
 
 TRACEBACK = r"Traceback \(most recent call last\)"  # Python's first traceback line (events.py builds from it)
 
+# where a line's own text starts in the raw bytes: at the line's start, after a logger's "host app: ",
+# or behind a prefix the readers take off (a quote's "> ", `docker logs -t`'s time, a Compose
+# service's "name-1  | ", a bracketed or parenthesised worker: "[pod/name/container] ", "(VllmWorker pid=1) ")
+_START = r"(?:^|: |> ?|\dZ |  \| |\] |\) )"
+
 STRUCTURAL = (
     Trigger(Structural.traceback, TRACEBACK, reach=Reach.long),
     Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
@@ -78,16 +83,18 @@ STRUCTURAL = (
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, and a
     # Go error chain printed bare)
     Trigger(Structural.error_line,
-            r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|(?:^|: )Error: |Error response from daemon: "
-            r"|(?:^|: )[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:^|: )(?:ERROR|FATAL) *: | NCCL WARN "
+            r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
+            r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
+            r"|" + _START + r"(?:ERROR|FATAL) *: | NCCL WARN "
             r"|what\(\): |(?:nvcc|ptxas|nvlink|cicc|fatbinary)[^\n]{0,200}(?:fatal|error) +: "
-            r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: |^[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "
+            r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: "
+            r"|" + _START + r"[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "
             r"|: [EF] \S+:\d+\] "
-            r"|\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+: [A-Z]\w*(?:Error|Exception): |panicked at |(?:^|: )panic: "
+            r"|\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+: [A-Z]\w*(?:Error|Exception): |panicked at |" + _START + r"panic: "
             r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
-            r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|(?:^|: )(?:ERROR|CRITICAL):[\w.]*:"
+            r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|" + _START + r"(?:ERROR|CRITICAL):[\w.]*:"
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
-            r"|(?:^|Z +)ERROR +[\w:-]+: |(?:^|: )error [a-z]+ing\b[^:\n]{0,80}: )",
+            r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: )",
             reach=Reach.narrow),
 )
 

@@ -4,6 +4,10 @@ Markdown fence, Windows paths, and errors that no pattern knows (reported, never
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from analyzer.choices import FindingKind
 from analyzer.library.compile import CompiledLibrary
 from tests.conftest import ROOT, analyze_bytes
@@ -352,3 +356,34 @@ def test_a_compose_traceback_no_pattern_knows_is_reported(library: CompiledLibra
     report = analyze_bytes(paste.encode(), library)
     assert report.findings[0].kind is FindingKind.unrecognised
     assert "foo/loader.py" in report.findings[0].cause
+
+
+# How people paste a log into a thread or a ticket, each applied to every line of a real log
+PASTE_FORMS: dict[str, Callable[[list[str]], list[str]]] = {
+    "quoted reply": lambda ls: ["> " + line for line in ls],
+    "CRLF": lambda ls: [line + "\r" for line in ls],
+    "blank line after each": lambda ls: [x for line in ls for x in (line, "")],
+    "Compose service column": lambda ls: ["vllm-1  | " + line for line in ls],
+    "kubectl logs --prefix": lambda ls: ["[pod/vllm-0/vllm] " + line for line in ls],
+    "docker logs -t": lambda ls: ["2024-05-01T10:00:00.123456789Z " + line for line in ls],
+    "colour codes": lambda ls: ["\x1b[36m" + line + "\x1b[0m" for line in ls],
+    "Markdown fence": lambda ls: ["```", *ls, "```"],
+    "Markdown code block (4 spaces)": lambda ls: ["    " + line for line in ls],
+    "tab-indented": lambda ls: ["\t" + line for line in ls],
+    "vLLM worker prefix": lambda ls: ["(VllmWorker rank=0 pid=1) " + line for line in ls],
+}
+
+
+@pytest.mark.parametrize("form", PASTE_FORMS)
+def test_a_paste_form_does_not_change_the_diagnosis(form: str, library: CompiledLibrary) -> None:
+    """Every development, holdout and training log, pasted in this form, gets the top finding it
+    gets as written (an `unrecognised` finding included: it must not turn silent behind a prefix)."""
+    changed = []
+    data = ROOT / "tests" / "data"
+    for path in sorted(p for half in ("corpus", "holdout", "training") for p in (data / half).glob("*.log")):
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+        base = ids("\n".join(lines), library)[:1]
+        pasted = ids("\n".join(PASTE_FORMS[form](lines)), library)[:1]
+        if pasted != base:
+            changed.append((path.name, base, pasted))
+    assert not changed

@@ -78,6 +78,7 @@ def test_docker_timestamps_are_stripped_from_console_lines() -> None:
     ("fauxpilot-triton-1         | terminate called", "container fauxpilot-triton-1", "terminate called"),
     ("qna-transformers_1  | RuntimeError: x", "container qna-transformers_1", "RuntimeError: x"),
     ("[pod/vllm-0/vllm] INFO x", "container pod/vllm-0/vllm", "INFO x"),
+    ("vllm-1  | (VllmWorker rank=1 pid=7) ERROR x", "container vllm-1 VllmWorker rank=1 pid=7", "ERROR x"),
     ("GPU-0 | 45C | P0", None, "GPU-0 | 45C | P0"),  # a table row: Compose pads with two spaces at least
     ("| 0  NVIDIA A100 | Off |", None, "| 0  NVIDIA A100 | Off |"),
 ])

@@ -11,6 +11,7 @@ from analyzer.readers.console import parse_console, parse_docker
 from analyzer.readers.journal_json import parse_export, parse_json
 from analyzer.readers.journal_text import parse_short, parse_verbose
 from analyzer.readers.kernel import parse_kernel
+from analyzer.readers.paste import ANSI
 
 Parser = Callable[[Sequence[str], int, str], Iterator[Record]]
 
@@ -27,9 +28,7 @@ PARSERS: dict[InputForm, Parser] = {
 }
 
 
-# colours of a terminal or `docker logs` copied with the text, also as rsyslog writes them (it
-# escapes control characters as '#' and three octal digits: ESC is #033)
-_ANSI = re.compile(r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]")
+_ANSI = re.compile(ANSI.pattern.decode())  # colour codes (analyzer/readers/paste.py), in text
 
 
 def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:

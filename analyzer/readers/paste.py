@@ -4,8 +4,10 @@ the middle of a word) or soft-wrapped at a space. The pieces are joined again be
 reads them, so a message cut in two still matches as one line.
 
 Only a small console input (one that fits in the first block read, as a paste does) is
-rejoined. The line count is kept: the joined text stands on the first piece's line and the
-later pieces' lines are left empty, so evidence still points at the input's own line numbers.
+rejoined, and loses its colour codes and the indentation all its lines share (a Markdown code
+block's) first, so that what phase 1 reads starts where the log's own lines start. The line
+count is kept: the joined text stands on the first piece's line and the later pieces' lines are
+left empty, so evidence still points at the input's own line numbers.
 
 A hard wrap is taken as proven only when at least two different lines have the longest length of
 the input and each is followed by a piece that cannot start a line of its own (not indented, no
@@ -31,6 +33,39 @@ _STARTS_A_LINE = re.compile(
     r"|[A-Za-z_]\w*(?:\.\w+)+:|\S+:\d+:\d+ \["  # an exception's dotted name, NCCL's host:pid:tid [dev]
 )
 _ENDS_A_SENTENCE = (".", "!", "?")
+
+
+# colours of a terminal or `docker logs` copied with the text, also as rsyslog writes them (it
+# escapes control characters as '#' and three octal digits: ESC is #033)
+ANSI = re.compile(rb"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]")
+
+
+def tidy(data: bytes) -> bytes:
+    """A paste as the log wrote it: colour codes out, the shared indentation out, wrapped lines
+    joined; the line count is kept."""
+    if b"\x1b" in data or b"#033[" in data:
+        data = ANSI.sub(b"", data)
+    return rejoin(unindent(data))
+
+
+def unindent(data: bytes) -> bytes:
+    """`data` without the indentation every non-blank line shares: a log pasted as a Markdown
+    code block (four spaces) or under a list item. A traceback's frames keep their own indent."""
+    lines = data.split(b"\n")
+    body = [line for line in lines if line.strip()]
+    if not body:
+        return data
+    first = body[0]
+    common = first[:len(first) - len(first.lstrip(b" \t"))]
+    for line in body[1:]:
+        if not common:
+            return data
+        while not line.startswith(common):
+            common = common[:-1]
+    if not common:
+        return data
+    return b"\n".join(line[len(common):] if line.startswith(common) else line.lstrip(b" \t\r")
+                       for line in lines)
 
 
 def rejoin(data: bytes) -> bytes:

@@ -21,7 +21,7 @@ from typing import IO, cast
 from analyzer.choices import InputForm
 from analyzer.errors import InputError
 from analyzer.readers.detect import GZIP_MAGIC, JOURNAL_MAGIC, ZSTD_MAGIC, detect, looks_binary
-from analyzer.readers.paste import rejoin
+from analyzer.readers.paste import tidy
 
 CHUNK = 8 * 1024 * 1024
 HEAD = 64 * 1024
@@ -58,7 +58,7 @@ class Source:
                 yield self._count(chunk)
             if carry:
                 if self.bytes_read == 0 and self.form is InputForm.console:  # a paste: the whole input is the head
-                    carry = rejoin(carry)
+                    carry = tidy(carry)
                 yield self._count(carry)
         finally:
             self.close()

@@ -27,7 +27,20 @@ _SGLANG = re.compile(
 
 
 def split_worker(message: str) -> tuple[str | None, str | None, str]:
-    """Return (worker, time, rest) for a message that may carry a worker prefix."""
+    """Return (worker, time, rest) for a message that may carry a worker prefix, or two: a
+    container's around a process's (`vllm-1  | (VllmWorker rank=1 pid=7) ...`); the container's
+    name comes first in the worker."""
+    outer, time, rest = _split_one(message)
+    if outer is None:
+        return None, None, message
+    inner, inner_time, rest = _split_one(rest)
+    if inner is None:
+        return outer, time, rest
+    first, second = (inner, outer) if inner.startswith(CONTAINER) else (outer, inner)
+    return f"{first} {second}", time or inner_time, rest
+
+
+def _split_one(message: str) -> tuple[str | None, str | None, str]:
     if not message:
         return None, None, message
     if message[0] not in "([":
