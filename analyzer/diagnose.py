@@ -101,8 +101,8 @@ def number(findings: Sequence[Finding]) -> list[Finding]:
     out: list[Finding] = []
     for i, f in enumerate(findings):
         f = f.model_copy(update={"rank": i + 1})
-        values = [v for v in f.captures.values() if len(v) >= 5]
-        warned = next((g for g in out if any(v in a for v in values for a in g.avoid)), None)
+        values = [_whole(v) for v in f.captures.values() if _code_like(v)]
+        warned = next((g for g in out if any(v.search(a) for v in values for a in g.avoid)), None)
         if warned is not None:
             f = f.model_copy(update={
                 "cause": f"Anti-fix: this is the workaround that finding #{warned.rank} ({warned.title}) warns "
@@ -111,6 +111,17 @@ def number(findings: Sequence[Finding]) -> list[Finding]:
                             f"its captured values appear in what #{warned.rank} ({warned.id}) says to avoid"]})
         out.append(f)
     return out
+
+
+def _code_like(value: str) -> bool:
+    """A value an avoid text can name as the workaround itself (a path, a setting, a flag, a
+    version), not a plain word that any advice may mention ("Triton", "Llama")."""
+    return len(value) >= 5 and not value.isalpha()
+
+
+def _whole(value: str) -> re.Pattern[str]:
+    """The value as a whole token: '/dev/null' is in '`CUDA_HOME=/dev/null`', not in '/dev/nullx'."""
+    return re.compile(rf"(?<![\w/.-]){re.escape(value)}(?![\w/])")
 
 
 def _gate_fix(f: Finding, library: CompiledLibrary, values: Mapping[str, str], book: RuleBook) -> Finding:

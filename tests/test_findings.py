@@ -67,3 +67,21 @@ def test_cause_before_symptom_at_equal_severity(library: CompiledLibrary) -> Non
     report = analyze_bytes((ROOT / "examples" / "founding-incident.log").read_bytes(), library)
     assert [f.severity.value for f in report.findings[:2]] == ["critical", "critical"]
     assert report.findings[0].first_line < report.findings[1].first_line
+
+
+def test_an_anti_fix_is_a_setting_the_avoid_text_names_not_a_plain_word() -> None:
+    """A captured value marks an anti-fix only when it is code-like and named whole: a path or a
+    setting, not a word such as 'Triton' that any advice may mention."""
+    from analyzer.choices import Confidence, Severity
+    from analyzer.diagnose import number
+    from analyzer.models import Finding
+
+    def finding(fid: str, captures: dict[str, str], avoid: list[str]) -> Finding:
+        return Finding(id=fid, title=fid, severity=Severity.high, confidence=Confidence.medium,
+                       cause="c", captures=captures, avoid=avoid)
+
+    gate = finding("gate", {}, ["Do not set `CUDA_HOME=/dev/null` to skip the check, and do not pin Triton."])
+    ranked = number([gate, finding("word", {"backend": "Triton"}, []),
+                     finding("path", {"cuda_home": "/dev/null"}, []),
+                     finding("longer", {"cuda_home": "/dev/nullx"}, [])])
+    assert [f.cause.startswith("Anti-fix") for f in ranked] == [False, False, True, False]
