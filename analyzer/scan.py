@@ -85,7 +85,7 @@ STRUCTURAL = (
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
-            r"|" + _START + r"(?:ERROR|FATAL) *: | NCCL WARN "
+            r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: | NCCL WARN |Exception in thread \"|\] \[(?:ERROR|CRITICAL)\] "
             r"|what\(\): |(?:nvcc|ptxas|nvlink|cicc|fatbinary)[^\n]{0,200}(?:fatal|error) +: "
             r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: "
             r"|" + _START + r"[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "

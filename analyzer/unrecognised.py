@@ -54,7 +54,8 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 # C++ exception's what() line cut from its terminate message, TensorRT-LLM's and TensorRT's
 # loggers ("[TensorRT-LLM][ERROR] ", trtexec's "[E] "), Slurm's "[time] [job] error: ", a tool's
 # "<prog>: error: " (or "<prog>[pid]: ERROR: " where a syslog line lost its date), a C++ check
-# that names its file ("x.cc:61: InternalError: ..."), Rust and Go panics; a line that ends in a
+# that names its file ("x.cc:61: InternalError: ..."), Rust and Go panics, the JVM's uncaught
+# exception, PostgreSQL's FATAL and PANIC; a line that ends in a
 # colon introduces the lines after it and is not the error (except a C++ check's, cut short). A healthy service's
 # routine "error:" lines (sshd's "error: Received disconnect") have none of these shapes.
 _PREFIXED = re.compile(
@@ -66,10 +67,14 @@ _PREFIXED = re.compile(
     r"|(?P<prog>[A-Za-z][\w.-]*)(?::\s+error|\[\d+\]:\s+(?:ERROR|FATAL)\s*):\s+"
     r"|(?P<src>\S+\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+):\s+(?=[A-Z]\w*(?:Error|Exception):\s)"
     r"|thread\s+'[^'\n]*'\s+panicked\s+at\s+"
+    r"|Exception in thread \"[^\"\n]{0,200}\" (?=[\w.$]+(?:Error|Exception)\b)"  # the JVM's uncaught exception
+    # PostgreSQL's FATAL and PANIC (the session or the server ends) after its default log_line_prefix
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \w+ \[\d+\] (?:\S+ )?(?P<pg>FATAL|PANIC):\s+"
     r"|panic:\s+"
     r")(?P<msg>\S.*)")
 # Lines that only a logger's level marks as errors: vLLM ("ERROR 05-03 10:00:00 [file.py:12] "),
-# Python's basicConfig ("ERROR:root:") and default formats, loguru ("| ERROR | mod:fn:12 - "), Ray
+# Python's basicConfig ("ERROR:root:") and default formats, gunicorn ("[time] [pid] [ERROR] "),
+# loguru ("| ERROR | mod:fn:12 - "), Ray
 # ("\tERROR file.py:12 -- "), Rust's tracing (TGI: "...Z ERROR text_generation_router: ") and
 # TensorFlow/XLA's glog with a date. These programs also log a traceback line by line at that
 # level (indented after the prefix) and introduce what follows ("Last error:"), and they log
@@ -83,6 +88,7 @@ _LOGGED = re.compile(
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(?:ERROR|CRITICAL) \S+:\d+ -- "
     r"|(?:\d{4}-\d\d-\d\dT[\d:.]+Z +)?ERROR +(?:[\w-]+: +)?[a-z_][\w:]*: "
     r"|\d{4}-\d\d-\d\d[ T][\d:.]+: +[EF] +\S+:\d+\] "
+    r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [+-]\d{4})?\] \[\d+\] \[(?:ERROR|CRITICAL)\] "
     r")(?P<msg>\S.*[^:\s])\s*$")
 # Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
 # prefix, which a paste often lacks)
@@ -153,7 +159,7 @@ def logged_error_line(event: Event) -> str | None:
 def _unprefixed(m: re.Match[str]) -> str:
     """The message after its prefixes (a what() line holds TensorRT-LLM's own), named after the
     tool that printed it where the prefix names one."""
-    who = m["tool"] or m["prog"] or m["lib"]
+    who = m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}")
     for _ in range(3):
         if not (inner := _PREFIXED.match(m["msg"])):
             break

@@ -145,6 +145,11 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
             "pyxis: container start failed",
         "nvidia-persistenced[2812]: ERROR: Failed to find user ID of user 'nvidia-persistenced': "
         "No such file or directory": "nvidia-persistenced: Failed to find user ID",
+        # the JVM's uncaught exception; PostgreSQL's FATAL after its default log_line_prefix (formats)
+        'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space':
+            "java.lang.OutOfMemoryError: Java heap space",
+        '2024-05-01 10:00:00.123 UTC [1] FATAL:  data directory "/var/lib/postgresql/data" has wrong ownership':
+            'PostgreSQL FATAL: data directory "/var/lib/postgresql/data" has wrong ownership',
     }
     for line, expected in strong.items():
         found, _ = _error_lines(line)
@@ -159,6 +164,9 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
         "ERROR:systemctl:Unit ollama.service could not be found.": "Unit ollama.service could not be found.",
         'time="2026-01-25T00:45:43+11:00" level=error msg="failed to generate CDI spec: failed to create device '
         'CDI specs"': "failed to generate CDI spec",
+        # gunicorn's default format ("[%(asctime)s] [%(process)d] [%(levelname)s] %(message)s")
+        "[2024-05-01 10:00:01 +0000] [123] [ERROR] Worker (pid:456) was sent SIGKILL! Perhaps out of memory?":
+            "Worker (pid:456) was sent SIGKILL!",
     }
     for line, expected in weak.items():
         strong_found, found = _error_lines(line)
@@ -168,6 +176,8 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
                  "(VllmWorker rank=3 pid=15164) ERROR 06-19 07:06:13 [multiproc_executor.py:527] Last error:",
                  "[2025-05-19T09:38:16.462] [1848523.0] error: pyxis: printing enroot log file:",
                  "sshd[24324]: error: Received disconnect from 195.154.37.122: 3: Auth fail [preauth]",
+                 "2024-05-01 10:00:00.123 UTC [77] ERROR:  relation \"users\" does not exist",  # one query's error
+                 "[2024-05-01 10:00:01 +0000] [123] [INFO] Booting worker with pid: 456",
                  "2015-07-29 19:03:35,413 - ERROR [LearnerHandler-/10.10.34.11:52225:LearnerHandler@562] - "
                  "Unexpected exception causing shutdown while sock still open"]:
         assert _error_lines(line) == (None, None), line
