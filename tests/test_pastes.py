@@ -191,11 +191,14 @@ def test_a_rust_panic_with_its_message_on_the_next_line_is_an_error(library: Com
     """Rust 1.73+ ends the panic's first line with its location and prints the message on the
     next (TGI's router and launcher, mistral.rs, candle): one error, not an introduction."""
     log = ("thread 'main' panicked at router/src/main.rs:412:10:\n"
-           "called `Result::unwrap()` on an `Err` value: Os { code: 13, kind: PermissionDenied, "
-           "message: \"Permission denied\" }\n"
+           "called `Result::unwrap()` on an `Err` value: ParseError { kind: InvalidDigit }\n"
            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
     (finding,) = analyze_bytes(log.encode(), library).findings
     assert finding.title.startswith("Not recognised: panicked at router/src/main.rs:412:10: called `Result::unwrap()`")
+    # an io::Error's Debug form in the message names its errno
+    os_error = log.replace("ParseError { kind: InvalidDigit }",
+                           'Os { code: 13, kind: PermissionDenied, message: "Permission denied" }')
+    assert ids(os_error, library)[0] == "errno-eacces"
     # the location line alone, cut from its message, stays an introduction
     assert analyze_bytes(b"thread 'main' panicked at src/main.rs:3:5:\n", library).findings == []
 

@@ -129,6 +129,9 @@ def description(p: Pattern) -> str:
 def expressions(p: Pattern, lucene: bool = False) -> list[str]:
     """Every expression of the pattern in Sigma's subset (or Lucene's dialect); raises
     Unsupported naming the expression and what it needs."""
+    if p.match.in_container:
+        raise Unsupported("it holds only for a container's lines (in_container), told by a log prefix that "
+                          "a log platform stores in its own fields, not in the message")
     out = []
     for n, e in enumerate(p.match.expressions, 1):
         where = f"expression {n}" if len(p.match.expressions) > 1 else "its expression"
