@@ -20,6 +20,7 @@ join is a record of its own (a compiler's or a program's run of equal-length err
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
@@ -52,16 +53,8 @@ def unindent(data: bytes) -> bytes:
     """`data` without the indentation every non-blank line shares: a log pasted as a Markdown
     code block (four spaces) or under a list item. A traceback's frames keep their own indent."""
     lines = data.split(b"\n")
-    body = [line for line in lines if line.strip()]
-    if not body:
-        return data
-    first = body[0]
-    common = first[:len(first) - len(first.lstrip(b" \t"))]
-    for line in body[1:]:
-        if not common:
-            return data
-        while not line.startswith(common):
-            common = common[:-1]
+    indents = [line[:len(line) - len(line.lstrip(b" \t"))] for line in lines if line.strip()]
+    common = os.path.commonprefix(indents)  # noqa: RUF071 -- a character prefix is meant: b"\t" is not b"    "
     if not common:
         return data
     return b"\n".join(line[len(common):] if line.startswith(common) else line.lstrip(b" \t\r")
