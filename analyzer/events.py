@@ -3,7 +3,9 @@
 Python tracebacks (with their "During handling of the above exception" and "The above
 exception was the direct cause" chains, and headless ones that start at a `File` frame),
 C++ `terminate called after throwing`, a Rust panic with its message on the next line, NCCL
-WARN runs and kernel messages continued on indented lines. Records of other processes may be
+WARN runs, kernel messages continued on indented lines, and ComfyUI's error dialogs as pasted
+from its web page (the older "Error occurred when executing <node>:" box and the newer
+"# ComfyUI Error Report", whose exception and stack trace are Markdown). Records of other processes may be
 interleaved: each process is followed on its own, so journald entries of one traceback are
 joined even when mixed with others.
 """
@@ -34,6 +36,15 @@ RUST_PANIC_AT = re.compile(r"thread '[^'\n]*' panicked at (?P<at>\S+:\d+:\d+):$"
 VLLM_HEADER_AFTER_LEVEL = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "
 LOGGER_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) " + VLLM_HEADER_AFTER_LEVEL)
 MAX_EXCEPTION_TAIL = 30
+# ComfyUI's front end: the older dialog (heading, blank line, the exception's message, blank line,
+# frames without "Traceback" and without indentation) and the Error Report (2024+: Markdown list
+# items for the exception's type and message, then "## Stack Trace" and a fenced block of frames)
+COMFY_DIALOG = re.compile(r"\s*Error occurred when executing [\w .:()/-]{1,120}:\s*$")
+COMFY_TYPE = re.compile(r"\s*- \*\*Exception Type:\*\* ?(?P<type>\S+)\s*$")
+COMFY_MESSAGE = re.compile(r"\s*- \*\*Exception Message:\*\* ?(?P<msg>.*)")
+COMFY_FRAME_TAIL = 2  # a frame's code line and its carets, unindented in the older dialog
+_CARETS = re.compile(r"\s*[\^~]+\s*$")
+_MARKDOWN_HEADING = re.compile(r"#{1,3} ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,14 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
             base = _margin(lines, start)
             end = _traceback_end(lines, start, base)
             yield _traceback(records, lines[i:end], base)
+        elif "Error occurred when executing " in text and COMFY_DIALOG.match(text):
+            end = _dialog_end(lines, i + 1)
+            yield _dialog(records, lines[i:end], i + 1)
+        elif "**Exception Type:**" in text and (m := COMFY_TYPE.match(text)) and i + 1 < len(lines) \
+                and (msg := COMFY_MESSAGE.match(lines[i + 1].text)):
+            end = _report_end(lines, i + 2)
+            message = _Line(lines[i + 1].record, f"{m['type']}: {msg['msg']}")
+            yield _dialog(records, [lines[i], message, *lines[i + 2:end]], 1)
         elif "terminate called" in text and (m := TERMINATE.search(text)):
             end = i + 1
             while end < len(lines) and end - i < 3 and not WHAT.match(lines[end - 1].text):
@@ -190,6 +209,65 @@ def _traceback(records: list[Record], block: list[_Line], base: int) -> Event:
     code = frozenset(i for i in range(1, len(block))
                      if FRAME.match(block[i - 1].text) and _indent(block[i].text) > _indent(block[i - 1].text)
                      and not FRAME.match(block[i].text))
+    return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code)
+
+
+def _dialog_end(lines: list[_Line], i: int) -> int:
+    """The end of an older ComfyUI dialog whose message starts at line i: the message runs to
+    the first frame; each frame may be followed by its code line and carets. Without frames
+    near, the dialog is its heading and the message's first line."""
+    j = i
+    while j < len(lines) and j - i < MAX_EXCEPTION_TAIL and not FRAME.match(lines[j].text):
+        j += 1
+    if j >= len(lines) or not FRAME.match(lines[j].text):
+        return min(i + 1, len(lines))
+    tail = 0
+    while j < len(lines):
+        text = lines[j].text
+        if FRAME.match(text):
+            tail = 0
+        elif _CARETS.match(text):
+            pass
+        elif tail < COMFY_FRAME_TAIL - 1 and text.strip() and not _MARKDOWN_HEADING.match(text):
+            tail += 1
+        else:
+            break
+        j += 1
+    return j
+
+
+def _report_end(lines: list[_Line], i: int) -> int:
+    """The end of an Error Report's exception, from the line after its message: the message's
+    other lines, then "## Stack Trace" and its frames (fenced or not), up to the fence's end, the
+    next heading ("## System Information" and "## Logs" are read as lines of their own) or, in
+    an unfenced trace, the first line that is neither a frame nor indented."""
+    j, trace, fenced = i, False, False
+    while j < len(lines):
+        raw = lines[j].text
+        text = raw.strip()
+        if text.startswith("```"):
+            if fenced:
+                return j + 1
+            fenced = True
+        elif text == "## Stack Trace":
+            trace = True
+        elif _MARKDOWN_HEADING.match(text) or (not trace and j - i >= MAX_EXCEPTION_TAIL) \
+                or (trace and not fenced and not raw[:1].isspace() and not FRAME.match(raw)):
+            return j
+        j += 1
+    return j
+
+
+def _dialog(records: list[Record], block: list[_Line], message_at: int) -> Event:
+    """A ComfyUI dialog as a traceback: its exception is the message line (with its type when
+    the dialog names one), its frames are the lines that follow; code lines are the others."""
+    message = block[message_at].text.strip() if message_at < len(block) else ""
+    m = EXCEPTION.match(message)
+    exc_type, exc_msg = (m["type"], m["msg"]) if m and m["msg"] is not None else (None, message or None)
+    first_frame = next((k for k, ln in enumerate(block) if FRAME.match(ln.text)), len(block))
+    frames = tuple(Frame(f["file"], int(f["line"]), (f["func"] or "").strip())
+                   for ln in block if (f := FRAME.match(ln.text)))
+    code = frozenset(k for k in range(first_frame, len(block)) if not FRAME.match(block[k].text))
     return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code)
 
 

@@ -73,8 +73,11 @@ TRACEBACK = r"Traceback \(most recent call last\)"  # Python's first traceback l
 # service's "name-1  | ", a bracketed or parenthesised worker: "[pod/name/container] ", "(VllmWorker pid=1) ")
 _START = r"(?:^|: |> ?|\dZ |  \| |\] |\) )"
 
+# ComfyUI's error dialogs, copied from its web page: a traceback without Python's first line
+COMFY_DIALOG = r"Error occurred when executing |\*\*Exception Type:\*\* "
+
 STRUCTURAL = (
-    Trigger(Structural.traceback, TRACEBACK, reach=Reach.long),
+    Trigger(Structural.traceback, TRACEBACK + "|" + COMFY_DIALOG, reach=Reach.long),
     Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
     Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),

@@ -24,7 +24,7 @@ from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.clock import iso, to_seconds
 from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
-from analyzer.models import Event, EventKind, Evidence, Finding, Frame, whole_line
+from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -125,6 +125,8 @@ def error_line(event: Event) -> str | None:
         if _NOT_AN_ERROR.search(event.exc_type):
             return None
         return f"{event.exc_type}: {event.exc_message or ''}".strip().rstrip(":")
+    if event.kind is EventKind.traceback and event.exc_message:  # a dialog that names no type
+        return event.exc_message
     if event.kind is EventKind.nccl_block:  # a rank's run of NCCL lines: its first WARN is the error
         return next((_NCCL_WARN.sub("NCCL WARN ", line.strip()) for line in event.text.split("\n")
                      if "NCCL WARN " in line), None)
@@ -154,6 +156,13 @@ def logged_error_line(event: Event) -> str | None:
     if _LOGFMT.search(first):
         return _logfmt(first)
     return None
+
+
+def _holder(event: Event, line: str) -> Record:
+    """The record that says the error: a traceback's exception line is its last, a ComfyUI
+    dialog's message comes before its frames."""
+    needle = event.exc_message or line
+    return next((r for r in reversed(event.records) if needle in r.message), event.records[-1])
 
 
 def _unprefixed(m: re.Match[str]) -> str:
@@ -227,7 +236,7 @@ class Collector:
             self.items[template].count += 1
             self.items[template].seen_at(when)
         elif len(self.items) < MAX_TEMPLATES:
-            last = event.records[-1]
+            last = _holder(event, line)
             self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
                                                                          text=whole_line(line)),
                                                event.frames[-1] if event.frames else None,

@@ -111,3 +111,64 @@ def test_kernel_block_from_indented_nvrm_lines() -> None:
     (ev,) = events(text, InputForm.kernel)
     assert ev.kind is EventKind.kernel_block
     assert ev.text.endswith("fallen off the bus and is not responding to commands.")
+
+
+# ComfyUI's error dialogs as users paste them from its web page (Comfy-Org/ComfyUI#4578, #4996):
+# the older box names no exception type and its frames are not indented; the Error Report is Markdown
+COMFY_DIALOG = """Error occurred when executing KSampler:
+
+Some failure nobody has written a pattern for
+
+File "C:\\ComfyUI_windows_portable\\ComfyUI\\execution.py", line 152, in recursive_execute
+output_data, output_ui = get_output_data(obj, input_data_all)
+^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+File "C:\\ComfyUI_windows_portable\\ComfyUI\\nodes.py", line 1236, in sample
+return common_ksampler(model, seed, steps, cfg)
+Prompt executed in 0.5 seconds"""
+
+COMFY_REPORT = """# ComfyUI Error Report
+## Error Details
+- **Node ID:** 8
+- **Node Type:** PreviewImage
+- **Exception Type:** IndexError
+- **Exception Message:** list index out of range
+## Stack Trace
+```
+  File "E:\\ComfyUI\\execution.py", line 327, in execute
+    output_data, output_ui, has_subgraph = get_output_data(obj, input_data_all)
+
+  File "E:\\ComfyUI\\execution.py", line 144, in slice_dict
+    return {k: v[i if len(v) > i else -1] for k, v in d.items()}
+```
+## System Information
+- **ComfyUI Version:** 0.3.12"""
+
+
+def test_an_older_comfyui_dialog_is_one_traceback_with_its_message_and_frames() -> None:
+    evs = events(COMFY_DIALOG)
+    dialog = evs[0]
+    assert dialog.kind is EventKind.traceback
+    assert (dialog.first_line, dialog.last_line) == (1, 9)  # the line after the frames is its own
+    assert dialog.exc_type is None and dialog.exc_message == "Some failure nobody has written a pattern for"
+    assert [f.function for f in dialog.frames] == ["recursive_execute", "sample"]
+    assert evs[1].text == "Prompt executed in 0.5 seconds"
+
+
+def test_a_comfyui_error_report_reads_its_exception_and_stack_trace() -> None:
+    evs = events(COMFY_REPORT)
+    report = next(e for e in evs if e.kind is EventKind.traceback)
+    assert (report.exc_type, report.exc_message) == ("IndexError", "list index out of range")
+    assert "IndexError: list index out of range" in report.text.split("\n")  # matched as Python prints it
+    assert [f.function for f in report.frames] == ["execute", "slice_dict"]
+    assert report.last_line == 14  # the fence's end; the system information is read line by line
+    assert any(e.text == "## System Information" and e.kind is EventKind.line for e in evs)
+    unfenced = COMFY_REPORT.replace("```\n", "")
+    report = next(e for e in events(unfenced) if e.kind is EventKind.traceback)
+    assert [f.function for f in report.frames] == ["execute", "slice_dict"]
+    assert report.last_line == 12  # up to the next heading
+
+
+def test_a_comfyui_dialog_without_frames_is_its_heading_and_message() -> None:
+    evs = events("Error occurred when executing VAEDecode:\n\nSomething broke\nINFO later")
+    assert evs[0].kind is EventKind.traceback and evs[0].exc_message == "Something broke"
+    assert evs[0].last_line == 3 and evs[1].text == "INFO later"

@@ -55,3 +55,10 @@ def test_a_failing_fixture_is_reported(tmp_path: Path, library: CompiledLibrary)
     outcomes = run_fixture(pf, parse_fixture(path), library)
     assert [o.passed for o in outcomes] == [False, False, True]
     assert outcomes[0].annotation.fixture_line == 3
+
+
+def test_a_log_line_that_starts_with_a_hash_is_written_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    path.write_text("# source: https://example.org (a pasted report)\n\\# ComfyUI Error Report\n# match\nboom\n")
+    fixture = parse_fixture(path)
+    assert fixture.log.split(b"\n")[0] == b"# ComfyUI Error Report" and fixture.line_map[0] == 2

@@ -255,3 +255,13 @@ def test_square_brackets_in_pattern_text_and_log_lines_are_printed_as_written() 
     render(Report(inputs=[], findings=[f]), Format.terminal, out)
     text = out.getvalue()
     assert "jax[cuda12]" in text and "[rank0]: RuntimeError" in text and "[bold]anything[/bold]" in text
+
+
+def test_an_unknown_error_in_a_comfyui_dialog_is_reported_at_its_message(library: CompiledLibrary) -> None:
+    from tests.test_events import COMFY_DIALOG, COMFY_REPORT
+    top = analyze_bytes(COMFY_DIALOG.encode(), library).findings[0]
+    assert top.kind is FindingKind.unrecognised and "Some failure nobody has written" in top.title
+    assert [e.line for e in top.evidence] == [3]  # the message, not the frame after it
+    top = analyze_bytes(COMFY_REPORT.encode(), library).findings[0]
+    assert top.kind is FindingKind.unrecognised and top.title.endswith("IndexError: list index out of range")
+    assert [e.line for e in top.evidence] == [6]

@@ -13,7 +13,8 @@ into: `# match <pattern-id> k=v` names the pattern the line belongs to; a `# ok`
 fire none of them.
 
 Every line starting with `#` is an annotation or a comment and is removed before the
-fixture is analysed, through the whole pipeline (form detection, events, all patterns).
+fixture is analysed, through the whole pipeline (form detection, events, all patterns). A log
+line that itself starts with `#` (a Markdown heading in a pasted report) is written `\\#...`.
 Parsing only: `authoring/fixture_runs.py` runs a fixture through the engine.
 """
 
@@ -98,6 +99,8 @@ def parse_fixture(path: Path) -> Fixture:
                 caps = {c["k"]: c["v"] if c["v"] is not None else c["q"] for c in _CAPTURE.finditer(m["rest"])}
                 pending = (Expect(m["kind"]), caps, n, m["target"])
             continue
+        if text.startswith("\\#"):  # an escaped log line that starts with '#'
+            text = text[1:]
         kept.append(text)
         line_map.append(n)
         if pending is not None:
