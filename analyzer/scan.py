@@ -83,8 +83,8 @@ STRUCTURAL = (
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
     # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines, and the
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
-    # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, and a
-    # Go error chain printed bare)
+    # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
+    # Go error chain printed bare, and ROCm's HIP runtime at its error level)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
@@ -97,7 +97,8 @@ STRUCTURAL = (
             r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
             r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|" + _START + r"(?:ERROR|CRITICAL):[\w.]*:"
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
-            r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: )",
+            r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
+            r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:)",
             reach=Reach.narrow),
 )
 

@@ -55,7 +55,7 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 # loggers ("[TensorRT-LLM][ERROR] ", trtexec's "[E] "), Slurm's "[time] [job] error: ", a tool's
 # "<prog>: error: " (or "<prog>[pid]: ERROR: " where a syslog line lost its date), a C++ check
 # that names its file ("x.cc:61: InternalError: ..."), Rust and Go panics, the JVM's uncaught
-# exception, PostgreSQL's FATAL and PANIC; a line that ends in a
+# exception, PostgreSQL's FATAL and PANIC, ROCm's HIP runtime at AMD_LOG_LEVEL's error level; a line that ends in a
 # colon introduces the lines after it and is not the error (except a C++ check's, cut short). A healthy service's
 # routine "error:" lines (sshd's "error: Received disconnect") have none of these shapes.
 _PREFIXED = re.compile(
@@ -71,6 +71,8 @@ _PREFIXED = re.compile(
     # PostgreSQL's FATAL and PANIC (the session or the server ends) after its default log_line_prefix
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \w+ \[\d+\] (?:\S+ )?(?P<pg>FATAL|PANIC):\s+"
     r"|panic:\s+"
+    # ROCm's HIP runtime (clr) with AMD_LOG_LEVEL set: ":1:" is its error level, then file, line, time
+    r"|:1:(?P<hip>[\w.]+\.(?:cpp|hpp|h))\s*:\s*\d+\s*:\s*\d+ us:\s+(?:\[pid:\d+ tid:\s?0x[0-9a-fA-F]+\]\s+)?"
     r")(?P<msg>\S.*)")
 # Lines that only a logger's level marks as errors: vLLM ("ERROR 05-03 10:00:00 [file.py:12] "),
 # Python's basicConfig ("ERROR:root:") and default formats, gunicorn ("[time] [pid] [ERROR] "),
@@ -168,7 +170,7 @@ def _holder(event: Event, line: str) -> Record:
 def _unprefixed(m: re.Match[str]) -> str:
     """The message after its prefixes (a what() line holds TensorRT-LLM's own), named after the
     tool that printed it where the prefix names one."""
-    who = m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}")
+    who = m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}") or (m["hip"] and "HIP runtime")
     for _ in range(3):
         if not (inner := _PREFIXED.match(m["msg"])):
             break

@@ -154,6 +154,9 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
             "java.lang.OutOfMemoryError: Java heap space",
         '2024-05-01 10:00:00.123 UTC [1] FATAL:  data directory "/var/lib/postgresql/data" has wrong ownership':
             'PostgreSQL FATAL: data directory "/var/lib/postgresql/data" has wrong ownership',
+        # ROCm's HIP runtime with AMD_LOG_LEVEL: level 1 is its error level (clr's LogPrintfError)
+        ":1:hip_fatbin.cpp           :704 : 2203119870 us: [pid:4411 tid:0x7f5a3c1ff740]  "
+        "Some failure no pattern knows": "HIP runtime: Some failure no pattern knows",
     }
     for line, expected in strong.items():
         found, _ = _error_lines(line)
@@ -177,6 +180,7 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
         assert strong_found is None and found is not None and found.startswith(expected), (line, found)
     # a traceback logged line by line (indented after the prefix), an introduction, routine errors
     for line in ["ERROR 08-02 18:15:15 [multiproc_worker_utils.py:226]     raise RuntimeError(",
+                 ":3:rocdevice.cpp        :468 : 1893174281 us: [pid:217 tid: 0x7f3b2c5ff740] Initializing HSA stack.",
                  "(VllmWorker rank=3 pid=15164) ERROR 06-19 07:06:13 [multiproc_executor.py:527] Last error:",
                  "[2025-05-19T09:38:16.462] [1848523.0] error: pyxis: printing enroot log file:",
                  "sshd[24324]: error: Received disconnect from 195.154.37.122: 3: Auth fail [preauth]",
