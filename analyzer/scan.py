@@ -251,4 +251,14 @@ def hyperscan_source(expr: str) -> str:
         expr = expr[1:]
     if expr.endswith("$") and not expr.endswith("\\$"):
         expr = expr[:-1]
+    # trailing optional blanks add nothing to which line matches, but `\s` also matches the
+    # newline: a greedy pass would end the hit on the next line, where hyperscan's first end is not
+    while expr.endswith("\\s*") and _unescaped(expr, len(expr) - 3):
+        expr = expr[:-3]
     return expr
+
+
+def _unescaped(expr: str, i: int) -> bool:
+    """Whether the backslash at `i` starts an escape (is not itself escaped)."""
+    run = len(expr[:i]) - len(expr[:i].rstrip("\\"))
+    return run % 2 == 0

@@ -12,7 +12,7 @@ from analyzer.library.compile import CompiledLibrary
 from analyzer.library.fixture_file import parse_fixture
 from analyzer.models import Report
 from analyzer.readers.source import open_bytes
-from analyzer.scan import HyperscanEngine, PythonEngine, hyperscan_available
+from analyzer.scan import HyperscanEngine, PythonEngine, hyperscan_available, hyperscan_source
 from analyzer.triage import Run, load
 from tests.conftest import CORPUS, ROOT, summary
 
@@ -98,3 +98,13 @@ def test_compiled_library_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     third = load()
     assert summary(run(third, example)) == expected and db.read_bytes() != b"damaged"
     assert isinstance(third.engine(InputForm.journal_short), HyperscanEngine)
+
+
+def test_trailing_blanks_keep_a_hit_on_its_own_line(python_library: CompiledLibrary) -> None:
+    """A catalogue regex ending in `\\s*$` becomes a trigger whose greedy Python match would run
+    across the newline into the next line's indent; the hit stays on the line that matched."""
+    assert hyperscan_source(r"^Killed\s*$") == "Killed"
+    assert hyperscan_source(r"^a\\s*") == r"a\\s*"  # an escaped backslash, then `s*`: kept
+    data = b"./checkpoints/mapping.pth.tar\nKilled\n  0%|    | 0/1 [00:00<?, ?it/s]\n"
+    finding = run(python_library, data).findings[0]
+    assert (finding.id, [e.line for e in finding.evidence]) == ("process-killed-sigkill", [2])

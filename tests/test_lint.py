@@ -131,3 +131,16 @@ def test_patterns_stats_json() -> None:
     assert gate["fixture_matched"] == gate["fixture_lines"] > 0
     assert sum(r["corpus_top"] for r in rows) == 20
     assert sum(r["benign_hits"] for r in rows) == 0
+
+
+def test_an_all_pattern_claims_lines_only_where_its_other_lines_are(tmp_path: Path) -> None:
+    """comfyui-cuda-malloc-async-unsupported needs CUDA 801 *and* a ComfyUI frame: its frame
+    regex alone on another ComfyUI fixture is no overlap; once the 801 line is there, it is."""
+    ids = ["comfyui-cuda-malloc-async-unsupported", "comfyui-model-type-not-detected"]
+    root = _library_copy(tmp_path, ids)
+    assert [p for p in lint_library([root], []) if p.check == "overlap"] == []
+    fixture = root / "serving" / "comfyui-model-type-not-detected.log"
+    fixture.write_text(fixture.read_text()
+                       + "# match comfyui-model-type-not-detected\nRuntimeError: CUDA error: operation not supported\n")
+    problems = [p for p in lint_library([root], []) if p.check == "overlap"]
+    assert problems and all("comfyui-cuda-malloc-async-unsupported" in p.message for p in problems)

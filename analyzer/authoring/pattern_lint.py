@@ -180,12 +180,15 @@ class Overlap:
         by_id = {pf.pattern.id: pf for pf in ctx.library.files}
         for pid, fixture in ctx.fixtures.items():
             owner = by_id[pid]
+            texts = [a.text for a in fixture.annotations if a.expect is Expect.match]
             for a in fixture.annotations:
                 if a.expect is not Expect.match:
                     continue
                 for other, cp in ctx.compiled.patterns.items():
                     if other == pid or cp.pattern.area != owner.pattern.area:
                         continue
+                    if cp.pattern.match.all and not all(any(rx.search(t) for t in texts) for rx in cp.regexes):
+                        continue  # an `all:` pattern claims nothing where its other lines are absent
                     meant = {*owner.pattern.overlaps, *owner.pattern.refines}
                     if other in meant or pid in cp.pattern.overlaps or pid in cp.pattern.refines:
                         continue  # declared: both fire (a symptom and its cause, or a refinement)
