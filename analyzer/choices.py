@@ -31,6 +31,11 @@ class Confidence(StrEnum):
     def rank(self) -> int:
         return ["low", "medium", "high"].index(self.value)
 
+    @property
+    def lowered(self) -> Confidence:
+        """One level less sure (low stays low)."""
+        return Confidence.low if self is Confidence.low else [Confidence.low, Confidence.medium][self.rank - 1]
+
 
 class FindingKind(StrEnum):
     """What a finding is: one pattern's matches, a causal chain of them, a version rule

@@ -33,7 +33,6 @@ REFINES_ABOVE = 0.5  # a specific pattern ranks just above the general one it re
 CHAIN_ABOVE_ROOT = 1  # a chain ranks just above its own root finding, which it explains more fully
 STALE = -2  # last seen long before the latest failure: an old problem, probably not this outage
 STALE_S = 86400  # "long before": a day
-_LOWER = {Confidence.high: Confidence.medium, Confidence.medium: Confidence.low, Confidence.low: Confidence.low}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +159,7 @@ def _weigh_facts(f: Finding, library: CompiledLibrary, values: Mapping[str, str]
         if holds(cond, values, tables):
             why.append(f"facts contradict it: {_show(cond, values, tables)} ({FACTS_CONTRADICT}, confidence lowered)")
             bonus[f.id] += FACTS_CONTRADICT
-            confidence = _LOWER[confidence]
+            confidence = confidence.lowered
     return f.model_copy(update={"confidence": confidence})
 
 

@@ -14,6 +14,8 @@ from analyzer.library.schema import PLACEHOLDER
 from analyzer.models import Evidence, Finding, Match, whole_line
 
 MAX_EVIDENCE = 6
+CUT_NOTE = ("The log's last line is cut short; as far as it goes it reads as this message, so the "
+            "rest of the line may say otherwise.")
 
 if TYPE_CHECKING:
     from analyzer.library.rules import Phase
@@ -92,9 +94,13 @@ def _finding(group: _Group, phase_of: PhaseOf | None) -> Finding:
     if phase is not None:
         captures["failure_phase"] = phase.id
         title = f"{title} — during {phase.label}"
+    cause = fill(p.description.strip(), captures)
+    cut = all(m.cut for m in group.matches)  # only a line cut short at the end of a paste (analyzer.cut)
+    if cut:
+        cause = f"{CUT_NOTE} {cause}"
     return Finding(
-        id=p.id, title=title, severity=p.severity, confidence=p.confidence, phase=phase.label if phase else None,
-        cause=fill(p.description.strip(), captures), why=p.why.strip(),
+        id=p.id, title=title, severity=p.severity, confidence=p.confidence.lowered if cut else p.confidence,
+        phase=phase.label if phase else None, cause=cause, why=p.why.strip(),
         fix=[fill(s, captures) for s in p.fix_texts], avoid=list(p.avoid), references=list(p.references),
         evidence=_evidence(group.matches), count=len(group.matches),
         first_line=min(r.line for m in group.matches for r in m.records),

@@ -85,7 +85,7 @@ class Follower:
         data = b"\n".join([*self.context, *lines]) + b"\n"
         source = open_bytes(self.name, data, self.form)
         source.first_line = start
-        run = Run(self.library)
+        run = Run(self.library, ends=False)  # a live log's lines arrive whole
         run.read(source, summarise=False)
         fresh = [m for m in run.matches if (m.pattern_id, m.records[0].line) not in self.counted]
         report = run.report()

@@ -105,6 +105,7 @@ class Match:
     event: Event
     records: tuple[Record, ...]  # the records the match spans (the evidence)
     captures: dict[str, str] = field(default_factory=dict)
+    cut: bool = False  # matched only as far as a line cut short at the end of a paste goes (analyzer.cut)
 
 
 class Model(BaseModel):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.choices import Confidence
+from analyzer.cut import cut_match
 from analyzer.data import builtin_patterns
 from analyzer.diagnose import diagnose, number
 from analyzer.events import build_events
@@ -17,12 +18,12 @@ from analyzer.library.compile import CompiledLibrary, compile_library
 from analyzer.library.load import load_library
 from analyzer.library.rules import check_references, load_rulebook
 from analyzer.match import match_events
-from analyzer.models import Fact, InputSummary, Match, Report
+from analyzer.models import Event, Fact, InputSummary, Match, Report
 from analyzer.readers import parse_lines
 from analyzer.readers.source import Source
 from analyzer.regions import RegionBuilder
 from analyzer.scan import EngineFactory
-from analyzer.unrecognised import Collector, place, unrecognised
+from analyzer.unrecognised import Collector, error_line, place, unrecognised
 
 
 def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None = None,
@@ -35,6 +36,8 @@ def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None =
                          builtin_patterns())
     return compile_library(library, engine_factory, rulebook)
 
+
+CUT_TAIL = 2  # lines after the last event that may still end a paste (a blank line, a closing fence)
 
 # (input name, bytes read, bytes in all or None when unknown, patterns found so far)
 Progress = Callable[[str, int, int | None, int], None]
@@ -54,10 +57,13 @@ class Run:
     own: range | None = None  # keep only what starts on these lines (a worker's share of a file)
     plain: int = 0  # records near matches that did not parse in their input's form
     found: set[str] = field(default_factory=set)  # failure patterns matched so far, for progress
+    ends: bool = True  # the source ends the input, so its last line may be a paste cut short (analyzer.cut)
 
     def read(self, source: Source, summarise: bool = True) -> None:
         builder = RegionBuilder(self.library.engine(source.form), self.library.triggers)
         plain = 0
+        last: Event | None = None  # the input's last event, and whether a pattern took it
+        last_taken = False
         for region in builder.regions(self._chunks(source), source.first_line):
             records = parse_lines(region.lines, source.form, region.first_line, source.name)
             events = build_events(records)
@@ -68,16 +74,32 @@ class Run:
             matched = list(match_events(events, region.hits, self.library.patterns, self.warnings))
             self.matches.extend(matched)
             self.found.update(m.pattern_id for m in matched if not self.library.is_signal(m.pattern_id))
-            self.collector.add(events, {(r.path, r.line) for m in matched for r in m.records})
+            taken = {(r.path, r.line) for m in matched for r in m.records}
+            self.collector.add(events, taken)
+            if events:
+                last = events[-1]
+                last_taken = any((r.path, r.line) in taken for r in last.records)
             book = self.library.rulebook
             self.facts.extend(extract_facts(events, region.hits, book.facts, self.library.fact_regexes))
         self._tick(source)  # the last region is read after the last chunk
+        if self.ends and last is not None and not last_taken \
+                and last.last_line >= source.first_line + builder.lines - 1 - CUT_TAIL:
+            self._cut(last)
         self.plain += plain
         if summarise:
             summary = InputSummary(path=source.name, format=source.form, lines=builder.lines,
                                    bytes=source.bytes_read, undecodable=source.undecodable, plain=plain)
             self.inputs.append(summary)
             self.note_unreadable(summary)
+
+    def _cut(self, event: Event) -> None:
+        """The input ends in an error no pattern took: a paste cut mid-line (analyzer.cut)?"""
+        if error_line(event) is None or (m := cut_match(event, self.library.patterns)) is None:
+            return
+        self.matches.append(m)
+        if not self.library.is_signal(m.pattern_id):
+            self.found.add(m.pattern_id)
+        self.collector.forget(event)
 
     def note_unreadable(self, s: InputSummary) -> None:
         if s.undecodable:

@@ -245,6 +245,15 @@ class Collector:
                                                logger=logger or last.unit, weak=weak, exit=exit)
             self.items[template].seen_at(when)
 
+    def forget(self, event: Event) -> None:
+        """A pattern took the event after all (analyzer.cut): it is not an unknown error."""
+        lines = {(r.path, r.line) for r in event.records}
+        for template, item in list(self.items.items()):
+            if (item.evidence.path, item.evidence.line) in lines:
+                item.count -= 1
+                if item.count <= 0:
+                    del self.items[template]
+
     def _last_words(self, exit_event: Event, unit: str, status: str) -> None:
         """A failed unit whose service logged no error just before: its last line is the lead."""
         end = exit_event.records[0]

@@ -131,7 +131,7 @@ def _read_share(name: str, form: InputForm, k: int, share: tuple[int, int], firs
         done[k], found[k] = read, patterns
 
     last = first + count + (1 if end == size else 0)  # the file's last line may lack its newline
-    run = Run(_library, own=range(first, last), progress=tell)
+    run = Run(_library, own=range(first, last), progress=tell, ends=end == size)
     source = open_slice(name, form, lo, hi, first - before)
     run.read(source, summarise=False)
     margins = _undecodable(name, lo, start) + _undecodable(name, end, hi)
