@@ -6,8 +6,8 @@ matches it and phase 1 never fires for it, so the line would be reported as an u
 error. For the input's last line only, the `regex` module's partial matching asks which line
 patterns would match if the line went on. A regex with a wildcard before its last words would
 "match" any long line that way, so the cut must fall in or just after the regex's literal text:
-the line ends inside one of its literal runs, or a few characters after one (a number or a name
-cut short). The longest such match wins; the finding says the line was cut and is one level less
+the line ends inside one of its literal runs, or in one short token after one (a number or a
+name cut short); a line that ends in a full stop, a bracket or a quote reads as whole. The longest such match wins; the finding says the line was cut and is one level less
 confident (analyzer.findings)."""
 
 from __future__ import annotations
@@ -96,7 +96,8 @@ def _cut_in_literal(text: str, runs: list[str]) -> bool:
             if text.endswith(lit[:k]):
                 return True
         at = text.rfind(lit)
-        if at >= 0 and len(text) - (at + len(lit)) <= CUT_AFTER_LITERAL:
+        tail = text[at + len(lit):]
+        if at >= 0 and len(tail) <= CUT_AFTER_LITERAL and " " not in tail:  # one token cut short
             return True
     return False
 
@@ -105,8 +106,8 @@ def cut_match(event: Event, patterns: Mapping[str, CompiledPattern]) -> Match | 
     """The pattern whose message the event's last line begins, when that line ends mid-message."""
     record = event.records[-1]
     text = record.message.rstrip().split("\n")[-1]
-    if len(text) < MIN_LINE:
-        return None
+    if len(text) < MIN_LINE or not (text[-1].isalnum() or text[-1] in "_-"):
+        return None  # too short, or it ends like a whole line (a full stop, a bracket, a quote)
     best: tuple[int, str, dict[str, str]] | None = None
     for pid, cp in patterns.items():
         p = cp.pattern

@@ -58,3 +58,14 @@ def test_literal_runs_are_what_the_line_must_spell() -> None:
     # a class, an optional character and a quantified escape break the runs
     assert literal_runs(r"[Cc]uda errors? occurred\.? in the kernel launcher") == [" in the kernel launcher"]
     assert Confidence.high.lowered is Confidence.medium and Confidence.low.lowered is Confidence.low
+
+
+def test_whole_lines_that_begin_a_longer_message_are_not_cut(library: CompiledLibrary) -> None:
+    """Near misses from the library's fixtures: the GPU operator's driver container line ends in a
+    full stop (whole, though a pattern wants more after it), and argparse's refusal of another
+    option goes on past the words the pattern needs with more than one token."""
+    for line, not_this in [("FATAL: failed to install elfutils packages.", "gpu-operator-driver-rhel-entitlement-missing"),
+                           ("train.py: error: unrecognized arguments: --lr-warmup 5",
+                            "torch-launch-local-rank-argument-unrecognized")]:
+        ids = [f.id for f in analyze_bytes(f"{line}\n".encode(), library).findings]
+        assert not_this not in ids, line
