@@ -7,8 +7,9 @@ error. For the input's last line only, the `regex` module's partial matching ask
 patterns would match if the line went on. A regex with a wildcard before its last words would
 "match" any long line that way, so the cut must fall in or just after the regex's literal text:
 the line ends inside one of its literal runs, or in one short token after one (a number or a
-name cut short); a line that ends in a full stop, a bracket or a quote reads as whole. The longest such match wins; the finding says the line was cut and is one level less
-confident (analyzer.findings)."""
+name cut short); a line that ends in a full stop, a bracket or a quote reads as whole. The
+longest such match wins; the finding says the line was cut and is one level less confident
+(analyzer.findings)."""
 
 from __future__ import annotations
 

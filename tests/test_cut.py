@@ -64,8 +64,9 @@ def test_whole_lines_that_begin_a_longer_message_are_not_cut(library: CompiledLi
     """Near misses from the library's fixtures: the GPU operator's driver container line ends in a
     full stop (whole, though a pattern wants more after it), and argparse's refusal of another
     option goes on past the words the pattern needs with more than one token."""
-    for line, not_this in [("FATAL: failed to install elfutils packages.", "gpu-operator-driver-rhel-entitlement-missing"),
-                           ("train.py: error: unrecognized arguments: --lr-warmup 5",
-                            "torch-launch-local-rank-argument-unrecognized")]:
+    for line, not_this in [("FATAL: failed to install elfutils packages.",
+                             "gpu-operator-driver-rhel-entitlement-missing"),
+                            ("train.py: error: unrecognized arguments: --lr-warmup 5",
+                             "torch-launch-local-rank-argument-unrecognized")]:
         ids = [f.id for f in analyze_bytes(f"{line}\n".encode(), library).findings]
         assert not_this not in ids, line
