@@ -421,6 +421,8 @@ REWRITTEN = [
     r"^a.b$", r"\bab\b(?! \(c)", r"a(?=\s|$)", r"(?<=[ab])c", r"x(?:\bab|ba)y", r"[^a\n]+b(?!a|b)",
     r"(?i:ab)c", r"a[\d.]+(?!\.)", r"ab(?! a| b|-)", r"(?:^|[^\w.])a\.b\b", r"a(?:\.b)?\b", r"(?<!a)(?<!b)c",
     r"a\b(?!\.)", r"a(?!b)[a-c]", r"[a-c](?<!b)d",
+    # a run of one class then strings that cannot continue it; repeated group names
+    r"\bab\b(?!\s*\.)", r"(?<!x *)ab", r"a(?!-*(?:x|1c))", r"(?P<n>a)b|(?P<n>c)d",
 ]
 
 
@@ -438,6 +440,7 @@ def test_rewrites_find_what_the_original_finds(rx: str, text: str) -> None:
     (r"a(?=bc)d", "inside the expression over more than one character"),
     (r"(a)\1", "backreference"),
     (r"a(?![^\n]*b)", "variable or unbounded length"),
+    (r"a\b(?![\w ]*b)", "variable or unbounded length"),
     (r"(?>a+)b", "atomic group"),
     (r"a++b", "possessive"),
     (r"\p{L}", "cannot read"),

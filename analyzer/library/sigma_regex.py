@@ -26,7 +26,9 @@ is one line (`^` and `$` are its start and end).
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -179,11 +181,26 @@ def parse(regex: str, ignorecase: bool = False) -> Node:
         with warnings.catch_warnings():
             # a FutureWarning: Python's re reads it otherwise than the regex module (`[[:alpha:]]`)
             warnings.simplefilter("error", FutureWarning)
-            tree = _parser.parse(regex)
+            tree = _parser.parse(_distinct_names(regex))
     except Exception as exc:  # re.error, a FutureWarning, or a limit of the parser
         raise Unsupported(f"Python's re cannot read it as the regex module does ({exc})") from None
     flags = tree.state.flags
     return _tree(tree, ignorecase or bool(flags & _c.SRE_FLAG_IGNORECASE), bool(flags & _c.SRE_FLAG_DOTALL))
+
+
+_NAMED_GROUP = re.compile(r"(?<!\\)\(\?P<(\w+)>")
+
+
+def _distinct_names(regex: str) -> str:
+    """The regex with a group name that alternatives repeat (the regex module allows it,
+    Python's re does not) made distinct; a rule's groups have no names anyway."""
+    seen: Counter[str] = Counter()
+
+    def rename(m: re.Match[str]) -> str:
+        seen[m[1]] += 1
+        return m[0] if seen[m[1]] == 1 else f"(?P<{m[1]}__{seen[m[1]]}>"
+
+    return _NAMED_GROUP.sub(rename, regex)
 
 
 def _tree(items: Any, icase: bool, dotall: bool) -> Node:
@@ -537,7 +554,14 @@ def _edge(zero: list[Node], inner: Side, ahead: bool) -> Node | None:
     if len(zero) == 1 and looks and not looks[0].negative and looks[0].behind != ahead:
         # what a single positive lookaround asks for is matched as it is: the text is free there
         return _rewrite(looks[0].body, OPEN if not ahead else inner, inner if not ahead else OPEN)
+    run = _run_look(zero, ahead)
+    if run is not None:
+        zero = [z for z in zero if z is not run[0]]
     banned, wanted = _asks(zero, inner, ahead)
+    if run is not None:
+        if wanted or any(isinstance(z, Anchor) for z in zero):
+            raise Unsupported("a lookaround of variable or unbounded length")
+        return _not_after_run(banned, run[1], run[2], ahead)
     if any(isinstance(z, Anchor) for z in zero):  # beyond is nothing: negative assertions hold
         return None if wanted else Anchor(not ahead)
     if not wanted:
@@ -551,6 +575,41 @@ def _edge(zero: list[Node], inner: Side, ahead: bool) -> Node | None:
         chars = chars - Chars.of(r for w in banned for r in w[0].ranges)
         return chars or None
     raise Unsupported("positive and negative lookarounds over several characters at one edge")
+
+
+def _run_look(zero: list[Node], ahead: bool) -> tuple[Look, Chars, list[tuple[Chars, ...]]] | None:
+    """A negative lookaround at the edge that bans a run of one class followed by strings
+    none of which starts with that class (`(?!\\s*=)`): the run, and those strings."""
+    for z in zero:
+        if not (isinstance(z, Look) and z.negative and z.behind != ahead):
+            continue
+        items = list(z.body.items) if isinstance(z.body, Seq) else [z.body]
+        near = items[0] if ahead else items[-1]
+        if not (isinstance(near, Rep) and isinstance(near.item, Chars) and near.lo == 0 and near.hi is None):
+            continue
+        words = strings(seq(items[1:] if ahead else items[:-1]))
+        if not words or any(not w for w in words):
+            continue
+        if any(w[0 if ahead else -1] & near.item for w in words):
+            continue
+        return z, near.item, words
+    return None
+
+
+def _not_after_run(banned: list[tuple[Chars, ...]], run: Chars, words: list[tuple[Chars, ...]],
+                   ahead: bool) -> Node:
+    """What may stand beyond the edge when none of `banned` does and the longest run of `run`
+    there is not followed (`ahead`) or preceded by one of `words`. A character of the run
+    cannot start a banned string (else Unsupported): then the text beyond is either no run
+    at all, or a run as long as it goes and then none of `words`."""
+    if any(w[0 if ahead else -1] & run for w in banned):
+        raise Unsupported("a lookaround of variable or unbounded length")
+    stop = [(run,)]
+    direct = _not_next(banned + words + stop, ahead)
+    after = _not_next(words + stop, ahead)
+    assert direct is not None and after is not None  # every string is non-empty
+    runs = [run, Rep(run, 0, None), after] if ahead else [after, Rep(run, 0, None), run]
+    return alt([direct, seq(runs)])
 
 
 def _asks(zero: list[Node], inner: Side, ahead: bool) -> tuple[list[tuple[Chars, ...]],
