@@ -604,7 +604,7 @@ def _not_after_run(banned: list[tuple[Chars, ...]], run: Chars, words: list[tupl
     at all, or a run as long as it goes and then none of `words`."""
     if any(w[0 if ahead else -1] & run for w in banned):
         raise Unsupported("a lookaround of variable or unbounded length")
-    stop = [(run,)]
+    stop: list[tuple[Chars, ...]] = [(run,)]
     direct = _not_next(banned + words + stop, ahead)
     after = _not_next(words + stop, ahead)
     assert direct is not None and after is not None  # every string is non-empty
