@@ -90,3 +90,23 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
         "Shard {} failed to start: {}",
         "could not read the model configuration file",
     }, got
+
+
+def test_calls_commented_out_print_nothing(tmp_path: Path) -> None:
+    """NCCL's cudawrap.cc keeps `// WARN("CUDA Driver version found is %d. ...")` as a comment:
+    a template no release prints must not count against the library's coverage."""
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    git(tmp_path, "init", "-q", str(repo))
+    (repo / "w.cc").write_text(
+        '    // WARN("CUDA Driver version found is %d. Minimum requirement is %d", v, m);\n'
+        '    /* WARN("an old wording kept in a block comment %d", v); */\n'
+        '    WARN("NET/IB : Unable to query device %d", d);\n')
+    (repo / "w.py").write_text(
+        '# raise RuntimeError("this check was removed long ago")\n'
+        'raise RuntimeError("the model needs a newer release of the library")  # why\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    git(repo, "tag", "v1.0")
+    assert set(mine_messages.templates_at(repo, "v1.0", [])) == {
+        "NET/IB : Unable to query device {}", "the model needs a newer release of the library"}
