@@ -19,6 +19,19 @@ def git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
+def release(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A repository holding `files`, committed and tagged v1.0."""
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    git(tmp_path, "init", "-q", str(repo))
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    git(repo, "tag", "v1.0")
+    return repo
+
+
 def test_templates_releases_and_coverage(tmp_path: Path) -> None:
     repo = tmp_path / "proj"
     (repo / "pkg").mkdir(parents=True)
@@ -58,26 +71,19 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
     """Messages a program logs or asserts, not only those it raises: Python loggers, warnings and
     asserts, C/C++ logging macros (glog, the NVIDIA driver's NV_PRINTF, systemd's log_unit_*),
     Go loggers with `%v`, and Rust's panic!/bail! and expect()."""
-    repo = tmp_path / "proj"
-    repo.mkdir()
-    git(tmp_path, "init", "-q", str(repo))
-    (repo / "a.py").write_text(
-        'logging.error("the engine core died unexpectedly: %s", e)\n'
-        'warnings.warn(f"flash attention is disabled on {arch}")\n'
-        'assert world_size % tp == 0, "world size must be divisible by tensor parallel size"\n'
-        'x = [e for e in y]\n')
-    (repo / "b.cc").write_text(
-        'LOG(ERROR) << "cudaMalloc failed to allocate the arena";\n'
-        'NV_PRINTF(LEVEL_ERROR, "GSP RPC timed out after %d ms\\n", t);\n'
-        'log_unit_error_errno(u, r, "Failed to set up mount namespacing: %s: %m", p);\n'
-        'printf("progress %d of %d\\n", i, n);\n')
-    (repo / "c.go").write_text('klog.Errorf("failed to allocate device %q for pod %v: %w", id, pod, err)\n')
-    (repo / "d.rs").write_text(
-        'panic!("Shard {rank} failed to start: {err:?}");\n'
-        'let c = cfg.expect("could not read the model configuration file");\n')
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "one")
-    git(repo, "tag", "v1.0")
+    repo = release(tmp_path, {
+        "a.py": 'logging.error("the engine core died unexpectedly: %s", e)\n'
+                'warnings.warn(f"flash attention is disabled on {arch}")\n'
+                'assert world_size % tp == 0, "world size must be divisible by tensor parallel size"\n'
+                'x = [e for e in y]\n',
+        "b.cc": 'LOG(ERROR) << "cudaMalloc failed to allocate the arena";\n'
+                'NV_PRINTF(LEVEL_ERROR, "GSP RPC timed out after %d ms\\n", t);\n'
+                'log_unit_error_errno(u, r, "Failed to set up mount namespacing: %s: %m", p);\n'
+                'printf("progress %d of %d\\n", i, n);\n',
+        "c.go": 'klog.Errorf("failed to allocate device %q for pod %v: %w", id, pod, err)\n',
+        "d.rs": 'panic!("Shard {rank} failed to start: {err:?}");\n'
+                'let c = cfg.expect("could not read the model configuration file");\n',
+    })
     got = set(mine_messages.templates_at(repo, "v1.0", []))
     assert got == {
         "the engine core died unexpectedly: {}",
@@ -95,18 +101,12 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
 def test_calls_commented_out_print_nothing(tmp_path: Path) -> None:
     """NCCL's cudawrap.cc keeps `// WARN("CUDA Driver version found is %d. ...")` as a comment:
     a template no release prints must not count against the library's coverage."""
-    repo = tmp_path / "proj"
-    repo.mkdir()
-    git(tmp_path, "init", "-q", str(repo))
-    (repo / "w.cc").write_text(
-        '    // WARN("CUDA Driver version found is %d. Minimum requirement is %d", v, m);\n'
-        '    /* WARN("an old wording kept in a block comment %d", v); */\n'
-        '    WARN("NET/IB : Unable to query device %d", d);\n')
-    (repo / "w.py").write_text(
-        '# raise RuntimeError("this check was removed long ago")\n'
-        'raise RuntimeError("the model needs a newer release of the library")  # why\n')
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "one")
-    git(repo, "tag", "v1.0")
+    repo = release(tmp_path, {
+        "w.cc": '    // WARN("CUDA Driver version found is %d. Minimum requirement is %d", v, m);\n'
+                '    /* WARN("an old wording kept in a block comment %d", v); */\n'
+                '    WARN("NET/IB : Unable to query device %d", d);\n',
+        "w.py": '# raise RuntimeError("this check was removed long ago")\n'
+                'raise RuntimeError("the model needs a newer release of the library")  # why\n',
+    })
     assert set(mine_messages.templates_at(repo, "v1.0", [])) == {
         "NET/IB : Unable to query device {}", "the model needs a newer release of the library"}
