@@ -55,7 +55,8 @@ _FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpevqwT
 SAMPLES = ("1", "12.8", "x", "/tmp/x")
 FOLLOW = 6  # lines after the call that may hold the message
 MIN_LETTERS = 12  # shorter templates ("%s", "{}") say nothing
-_COMMENTED = ("//", "/*", "*", "#")  # the line is a comment (C, C++, Go, Rust, Python)
+_BLOCK = ("//", "/*", "*")
+COMMENTS = {"py": ("#",), "c": _BLOCK, "go": _BLOCK, "rs": _BLOCK}  # a line that opens so is a comment
 
 
 @dataclass
@@ -102,7 +103,7 @@ def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
             m = re.match(rf"{re.escape(tag)}:(?P<file>[^:]+):\d+:(?P<code>.*)$", line)
             if m is None or (c := re.search(call, m["code"])) is None:
                 continue
-            if m["code"][:c.start()].lstrip().startswith(_COMMENTED):  # a call commented out prints nothing
+            if m["code"][:c.start()].lstrip().startswith(COMMENTS[lang]):  # a call commented out prints nothing
                 continue
             rest = [m["code"][c.end():]]
             for follow in lines[i + 1:i + 1 + FOLLOW]:

@@ -100,13 +100,16 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
 
 def test_calls_commented_out_print_nothing(tmp_path: Path) -> None:
     """NCCL's cudawrap.cc keeps `// WARN("CUDA Driver version found is %d. ...")` as a comment:
-    a template no release prints must not count against the library's coverage."""
+    a template no release prints must not count against the library's coverage. A C `#define`
+    is code, not a comment: only Python reads `#` as one."""
     repo = release(tmp_path, {
         "w.cc": '    // WARN("CUDA Driver version found is %d. Minimum requirement is %d", v, m);\n'
                 '    /* WARN("an old wording kept in a block comment %d", v); */\n'
-                '    WARN("NET/IB : Unable to query device %d", d);\n',
+                '    WARN("NET/IB : Unable to query device %d", d);\n'
+                '#define CHECK_FD(fd) WARN("invalid socket descriptor %d", fd)\n',
         "w.py": '# raise RuntimeError("this check was removed long ago")\n'
                 'raise RuntimeError("the model needs a newer release of the library")  # why\n',
     })
     assert set(mine_messages.templates_at(repo, "v1.0", [])) == {
-        "NET/IB : Unable to query device {}", "the model needs a newer release of the library"}
+        "NET/IB : Unable to query device {}", "invalid socket descriptor {}",
+        "the model needs a newer release of the library"}
