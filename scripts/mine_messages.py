@@ -10,7 +10,9 @@ tags matching `--tags`, with `git grep`, and collects message templates: the fir
 adjacent string literals (joined as Python and C join them) of `raise XError(...)`,
 `logger/logging.error/exception/critical/warning(...)`, `warnings.warn(...)`, `assert cond, "..."`,
 C/C++ `throw ...("...")`, NCCL-style `WARN("...")`, torch's `TORCH_CHECK`/`AT_ERROR`, glog's
-`LOG(ERROR) <<`, the NVIDIA driver's `NV_PRINTF(LEVEL_ERROR, ...)`, systemd's `log_(unit_)error(_errno)(...)`,
+`LOG(ERROR) <<`, Triton's `Status(Status::Code::X, ...)`, `TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_X, ...)`
+and `LOG_ERROR <<` (in C++ a message built with `+` or `<<` reads on over its pieces, each expression
+a `{}`), the NVIDIA driver's `NV_PRINTF(LEVEL_ERROR, ...)`, systemd's `log_(unit_)error(_errno)(...)`,
 the kernel's `pr_err`/`dev_err`, Go `errors.New/fmt.Errorf` and `log/klog/logrus.Errorf(...)`, and Rust
 `panic!/bail!/anyhow!/error!(...)` and `.expect("...")`. f-string and Rust fields and printf/Go
 conversions become `{}`. Each template keeps the file it is in and the first and last
@@ -41,7 +43,10 @@ CALLS = {
           r"|fatal|warning|warn)\(|warnings\.warn\(|^ *assert [^,]*, *)",
     "c": r"(throw [A-Za-z_:]+\(|WARN\(|ERROR\(|TORCH_CHECK\(|TORCH_INTERNAL_ASSERT\(|AT_ERROR\(|fprintf\(stderr,"
          r"|LOG\((ERROR|WARNING|FATAL)\) *<<|NV_PRINTF\(LEVEL_(ERROR|WARNING),|nv_printf\(NV_DBG_(ERRORS|WARNINGS),"
-         r"|\blog_(unit_)?(emergency|alert|crit|error|warning|notice)(_errno)?\(|\b(pr|dev|drm)_(err|warn|crit|alert)\()",
+         r"|\blog_(unit_)?(emergency|alert|crit|error|warning|notice)(_errno)?\(|\b(pr|dev|drm)_(err|warn|crit|alert)\("
+         # Triton: Status(Status::Code::X, ...), TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_X, ...), its loggers
+         r"|Status::Code::[A-Z_]+,|TRITONSERVER_ERROR_[A-Z_]+,|TRITONSERVER_LOG_(ERROR|WARN),"
+         r"|\bLOG_(ERROR|WARNING|FATAL) *<<|LOG_TRITONSERVER_ERROR\()",
     "go": r"(errors\.New\(|fmt\.Errorf\(|\b(log|klog|logrus|logger|l)\.(Error|Errorf|Warn|Warnf|Warning|Warningf|Fatal"
           r"|Fatalf|Panic|Panicf|ErrorS)\()",
     "rs": r"(\b(panic|bail|anyhow|error|warn|unreachable|unimplemented)!\(|\.expect\(|Err\([A-Za-z_:]*\()",
@@ -51,6 +56,9 @@ EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*
 _STRING = re.compile(r"""[rfbu]{0,2}(?P<q>"|')(?P<s>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
 # a literal right after the previous one: only spaces, newlines or a line continuation between
 _NEXT = re.compile(r"(?:\s|\\\n)*" + _STRING.pattern)
+_JOIN = re.compile(r"\)?\s*(?:\+|<<)\s*")  # C++: `"a" + x`, `std::string("a") + x`, `<< "a" << x`
+_PIECE = re.compile(r"(?:std::string\(\s*)?" + _STRING.pattern)  # `+ std::string("a")` is a literal too
+_WRAPPER = re.compile(r"_IF_[A-Z_]*ERROR\($")  # a macro that passes on an error the call inside returns
 _FIELD = re.compile(r"\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[lhzjt]*[sdifgxXurcpevqwTm]")  # printf, glibc %m, Go %v/%q/%w
 SAMPLES = ("1", "12.8", "x", "/tmp/x")
 FOLLOW = 6  # lines after the call that may hold the message
@@ -74,21 +82,59 @@ def git(repo: Path, *args: str) -> str:
 
 
 def release_tags(repo: Path, pattern: str, last: int) -> list[str]:
-    tags = [t for t in git(repo, "tag", "--sort=creatordate").split() if re.search(pattern, t)]
+    """The newest `last` tags, or release branches (Triton's r26.06: core has no tags), matching `pattern`."""
+    refs = git(repo, "for-each-ref", "--sort=creatordate", "--format=%(refname:short)", "refs/tags", "refs/heads")
+    tags = [t for t in refs.split() if re.search(pattern, t)]
     return tags[-last:]
 
 
-def message(code: str) -> str | None:
+def message(code: str, joins: bool = False) -> str | None:
     """The first string literal in `code` joined with the literals right after it, as the
-    language joins `"no space" "after this."` (a message split over several lines)."""
+    language joins `"no space" "after this."` (a message split over several lines). With
+    `joins` (C++), a message built with `+` (`std::string("a '") + name + "'"`) or streamed
+    with `<<` (`LOG_ERROR << "a " << n`) reads on over the pieces, each expression a `{}`."""
     first = _STRING.search(code)
-    if first is None:
+    if first is None or (joins and ";" in code[:first.start()]):  # the call's own message is not a literal
         return None
-    parts, pos = [first["s"]], first.end()
-    while (nxt := _NEXT.match(code, pos)) is not None:
-        parts.append(nxt["s"])
-        pos = nxt.end()
+    lead = code[:first.start()].rstrip()
+    before = joins and lead.endswith(("+", "<<")) and lead.rstrip("+<").strip()  # `name + " is not..."`
+    parts, pos = ["{}" if before else "", first["s"]], first.end()
+    while True:
+        if (nxt := _NEXT.match(code, pos)) is not None:
+            parts.append(nxt["s"])
+            pos = nxt.end()
+        elif joins and (op := _JOIN.match(code, pos)) is not None:
+            if (lit := _PIECE.match(code, op.end())) is not None:  # the next piece is a literal
+                parts.append(lit["s"])
+                pos = lit.end()
+                continue
+            if (pos := _operand(code, op.end())) == op.end():
+                break
+            if code[op.end():pos].strip() != "std::endl" and parts[-1] != "{}":  # adjacent operands: one field
+                parts.append("{}")
+        else:
+            break
     return "".join(parts)
+
+
+def _operand(code: str, pos: int) -> int:
+    """Where the C++ expression from `pos` ends: at `+`, `<<`, `;`, `,` or a closing bracket outside
+    brackets and literals (`std::to_string(i + 1)` is one operand)."""
+    depth, i = 0, pos
+    while i < len(code):
+        if code[i] in "\"'" and (lit := _STRING.match(code, i)) is not None:
+            i = lit.end()
+            continue
+        if code[i] in "([{":
+            depth += 1
+        elif code[i] in ")]}":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif depth == 0 and (code[i] in ";,+" or code.startswith("<<", i)):
+            return i
+        i += 1
+    return i
 
 
 def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
@@ -105,16 +151,19 @@ def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
                 continue
             if m["code"][:c.start()].lstrip().startswith(COMMENTS[lang]):  # a call commented out prints nothing
                 continue
+            if _WRAPPER.search(m["code"][:c.end()]):  # RETURN_IF_ERROR(f(x, "a")): "a" is f's argument, no message
+                continue
             rest = [m["code"][c.end():]]
             for follow in lines[i + 1:i + 1 + FOLLOW]:
                 f = re.match(rf"{re.escape(tag)}:{re.escape(m['file'])}-\d+-(?P<code>.*)$", follow)
                 if f is None:
                     break
                 rest.append(f["code"])
-            msg = message("\n".join(rest))
+            msg = message("\n".join(rest), joins=lang == "c")
             if msg is None:
                 continue
-            template = " ".join(_FIELD.sub("{}", re.sub(r"\\[nrt]", " ", msg)).split())  # escapes: spaces
+            msg = re.sub(r"\\[nrt]", " ", re.sub(r"\\([\"'])", r"\1", msg))  # escapes: spaces, quotes unescaped
+            template = " ".join(_FIELD.sub("{}", msg).split())
             if sum(ch.isalpha() for ch in template) >= MIN_LETTERS:
                 out.setdefault(template, m["file"])
     return out
@@ -147,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", type=Path, required=True, help="a bare git repository (the fetch tool's)")
     ap.add_argument("--name", required=True, help="the emitter's name in the summary")
-    ap.add_argument("--tags", default=r"^v?\d+\.\d+(\.\d+)?$", help="regex of the release tags to read")
+    ap.add_argument("--tags", default=r"^v?\d+\.\d+(\.\d+)?$", help="regex of the release tags (or branches) to read")
     ap.add_argument("--last", type=int, default=8, help="how many of the newest matching tags")
     ap.add_argument("--path", action="append", default=[], help="only these folders (repeatable)")
     ap.add_argument("--out", type=Path, help="write the rows here as JSON")

@@ -113,3 +113,37 @@ def test_calls_commented_out_print_nothing(tmp_path: Path) -> None:
     assert set(mine_messages.templates_at(repo, "v1.0", [])) == {
         "NET/IB : Unable to query device {}", "invalid socket descriptor {}",
         "the model needs a newer release of the library"}
+
+
+def test_triton_status_objects_and_messages_built_with_plus_or_stream(tmp_path: Path) -> None:
+    """Triton builds its errors as C++ Status objects and TRITONSERVER_ErrorNew with `+` on
+    std::string and logs with `LOG_ERROR <<`: each expression between the literals is a `{}`,
+    `std::endl` ends the line, and RETURN_IF_ERROR(f(x, "a")) passes on f's error ("a" is no
+    message). Triton's core has release branches (r26.06), not tags."""
+    repo = release(tmp_path, {
+        "backend_model.cc":
+            '    return Status(\n'
+            '        Status::Code::INVALID_ARG, "unable to find backend library \'" +\n'
+            '                                       cpp_backend_libname + "\' for model \'" +\n'
+            '                                       model_config->name() + "\', searched: " + paths);\n'
+            '  RETURN_IF_ERROR(BackendConfiguration(itr->second, "min-compute-capability", &s));\n'
+            '  return Status(Status::Code::INTERNAL, msg);\n'
+            '  LOG_INFO << "loading the repository agent";\n',
+        "stub.cc":
+            '    return TRITONSERVER_ErrorNew(\n'
+            '        TRITONSERVER_ERROR_INVALID_ARG,\n'
+            '        (std::string("invalid value type for \'") + key +\n'
+            '         std::string("\' parameter, expected bool_param.")).c_str());\n'
+            '  LOG_ERROR << "Stub process is unhealthy and it will be restarted " << std::endl;\n'
+            '  LOG_ERROR << model_name << " failed to load version " << std::to_string(v + 1);\n'
+            '  LOG_MESSAGE(TRITONSERVER_LOG_ERROR, (std::string("Failed to finalize ") + e.what()).c_str());\n',
+    })
+    git(repo, "branch", "r26.06")
+    assert mine_messages.release_tags(repo, r"^r\d+\.\d+$", 5) == ["r26.06"]
+    assert set(mine_messages.templates_at(repo, "r26.06", [])) == {
+        "unable to find backend library '{}' for model '{}', searched: {}",
+        "invalid value type for '{}' parameter, expected bool_param.",
+        "Stub process is unhealthy and it will be restarted",
+        "{} failed to load version {}",
+        "Failed to finalize {}",
+    }
