@@ -4,16 +4,15 @@ one, and the healthy runs of the same machine give nothing of severity medium or
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from analyzer.choices import Severity
 from analyzer.library.compile import CompiledLibrary
 from analyzer.triage import analyze
+from tests.conftest import ROOT
 
-DEVICE = Path(__file__).parent / "data" / "device"
+DEVICE = ROOT / "tests" / "data" / "device"
 CAPTURES = yaml.safe_load((DEVICE / "captures.yaml").read_text())
 FAILURES = [c for c in CAPTURES if not c.get("silent")]
 HEALTHY = [c for c in CAPTURES if c.get("silent")]

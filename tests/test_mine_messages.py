@@ -25,6 +25,7 @@ def release(tmp_path: Path, files: dict[str, str]) -> Path:
     repo.mkdir()
     git(tmp_path, "init", "-q", str(repo))
     for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "one")
@@ -33,14 +34,9 @@ def release(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def test_templates_releases_and_coverage(tmp_path: Path) -> None:
-    repo = tmp_path / "proj"
-    (repo / "pkg").mkdir(parents=True)
-    git(tmp_path, "init", "-q", str(repo))
+    repo = release(tmp_path, {
+        "pkg/gate.py": 'def gate(v):\n    raise RuntimeError(\n        "SM 12.x requires CUDA >= 12.9")\n'})
     code = repo / "pkg" / "gate.py"
-    code.write_text('def gate(v):\n    raise RuntimeError(\n        "SM 12.x requires CUDA >= 12.9")\n')
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "one")
-    git(repo, "tag", "v1.0")
     other = 'def other(n):\n    raise ValueError(f"the widget count {n} is not supported")\n'
     code.write_text(code.read_text() + other)
     git(repo, "commit", "-q", "-am", "two")

@@ -5,9 +5,9 @@ its logs that identifies the report (a line with three or more numbers: timestam
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).parent.parent
+from tests.conftest import ROOT
+
 VALIDATION = ROOT / "tests" / "data" / "validation"
 LIBRARY_FILES = [*sorted((ROOT / "patterns").rglob("*.yaml")), *sorted((ROOT / "patterns").rglob("*.log")),
                  *sorted((ROOT / "kb").glob("*.md"))]
