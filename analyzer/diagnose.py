@@ -288,32 +288,40 @@ def _rank(found: Mapping[str, Finding], reasons: Mapping[str, list[str]], bonus:
     return sorted(scored, key=lambda f: (-f.score, f.first_line))
 
 
+def _beneath(library: CompiledLibrary, pid: str) -> dict[str, list[str]]:
+    """The patterns a pattern outranks when both are found: the general ones it `refines` and the
+    consequences it `explains` (rules' findings are not patterns: none)."""
+    own = library.patterns.get(pid)
+    return {"refines": own.pattern.refines, "explains": own.pattern.explains} if own else {}
+
+
 def _refine(ranked: list[Finding], library: CompiledLibrary) -> list[Finding]:
-    """A specific pattern found with a general one it `refines` ranks just above it."""
+    """A specific pattern found with a general one it `refines`, or a cause found with the
+    consequence it `explains`, ranks just above it."""
     score = {f.id: f.score for f in ranked}
     out = []
     for f in ranked:
-        own = library.patterns.get(f.id)  # rules' findings are not patterns
-        general = [g for g in own.pattern.refines if g in score] if own else []
-        top = max((score[g] for g in general), default=None)
+        found = {key: [g for g in ids if g in score] for key, ids in _beneath(library, f.id).items()}
+        top = max((score[g] for ids in found.values() for g in ids), default=None)
         if top is not None and f.score < top + REFINES_ABOVE:
+            said = "; ".join(f"{key} {', '.join(ids)}" for key, ids in found.items() if ids)
             f = f.model_copy(update={"score": top + REFINES_ABOVE, "reasons": [
-                *f.reasons, f"refines {', '.join(general)}, found too: ranked just above it (+{REFINES_ABOVE})"]})
+                *f.reasons, f"{said}, found too: ranked just above it (+{REFINES_ABOVE})"]})
         out.append(f)
     return sorted(out, key=lambda f: (-f.score, f.first_line))
 
 
 def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
     """Chain members fold under their chain, a general pattern under the specific one that
-    refines it. A low-confidence (generic symptom) finding folds
+    refines it, a consequence under the cause that explains it. A low-confidence (generic symptom) finding folds
     under the highest finding of its area, or else under the top finding when that one was
     logged before it: a symptom follows its cause."""
     out: list[Finding] = []
     folded: dict[str, list[Symptom]] = {}
     chained = {m: f.id for f in findings if f.kind is FindingKind.chain for m in f.members}
     present = {f.id for f in findings}
-    refined = {g: f.id for f in reversed(findings) if f.kind is FindingKind.pattern and f.id in library.patterns
-               for g in library.patterns[f.id].pattern.refines if g in present and g not in chained}
+    refined = {g: f.id for f in reversed(findings) if f.kind is FindingKind.pattern
+               for ids in _beneath(library, f.id).values() for g in ids if g in present and g not in chained}
 
     def areas(g: Finding) -> set[str]:
         ids = g.members if g.kind is FindingKind.chain else [g.id]
@@ -322,7 +330,7 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
     for f in findings:  # ranked order
         host = chained.get(f.id)
         if host is None and refined.get(f.id) in {g.id for g in out}:
-            host = refined[f.id]  # the specific pattern that refines it is shown
+            host = refined[f.id]  # the specific pattern (or the cause) is shown
         if host is None and f.kind is FindingKind.pattern and f.confidence is Confidence.low:
             area = library.patterns[f.id].pattern.area
             causes = [g for g in out if g.confidence is not Confidence.low]

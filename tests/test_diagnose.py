@@ -273,26 +273,59 @@ def test_a_specific_pattern_outranks_the_general_one_it_refines(tmp_path: Path) 
         "cuda-out-of-memory", "team-loader-adapters-oom"]
 
 
-def test_refines_must_name_a_pattern(tmp_path: Path) -> None:
+TEAM_CACHE = """title: Our adapter cache is disabled, so every adapter is placed on the GPU
+id: team-adapter-cache-disabled
+status: stable
+severity: medium
+confidence: medium
+area: runtime
+description: Without the host-side cache, the team's loader keeps every adapter in GPU memory.
+why: Large adapter sets then run the GPU out of memory.
+match:
+  any:
+    - regex: 'adapter cache disabled'
+fix: ["Set ADAPTER_CACHE=host in the loader's config."]
+source: our loader's message
+explains: [cuda-out-of-memory]
+"""
+
+
+def test_a_cause_outranks_the_consequence_it_explains(tmp_path: Path) -> None:
+    """Found together, a pattern that `explains:` another's lines as its consequence ranks first
+    although the consequence is more severe, and the consequence folds under it; without
+    `explains:` the louder consequence leads."""
+    from analyzer.triage import load
+
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    (folder / "team-adapter-cache-disabled.yaml").write_text(TEAM_CACHE)
+    log = (b"adapter cache disabled: placing 64 adapters on cuda:0\n"
+           b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n")
+    explained = analyze_bytes(log, load([tmp_path])).findings
+    assert explained[0].id == "team-adapter-cache-disabled"
+    assert any("explains cuda-out-of-memory, found too" in r for r in explained[0].reasons)
+    assert [s.id for s in explained[0].symptoms] == ["cuda-out-of-memory"]
+    (folder / "team-adapter-cache-disabled.yaml").write_text(TEAM_CACHE.replace("explains: [cuda-out-of-memory]\n", ""))
+    assert [f.id for f in analyze_bytes(log, load([tmp_path])).findings][:2] == [
+        "cuda-out-of-memory", "team-adapter-cache-disabled"]
+
+
+@pytest.mark.parametrize(("team", "said"), [
+    (TEAM_OOM.replace("[cuda-out-of-memory]", "[no-such-one]"), "refines names an unknown pattern 'no-such-one'"),
+    (TEAM_OOM.replace("[cuda-out-of-memory]", "[team-loader-adapters-oom]"), "refines names the pattern itself"),
+    (TEAM_CACHE.replace("[cuda-out-of-memory]", "[no-such-one]"), "explains names an unknown pattern 'no-such-one'"),
+    (TEAM_CACHE.replace("[cuda-out-of-memory]", "[team-adapter-cache-disabled]"), "explains names the pattern itself"),
+])
+def test_relations_name_another_pattern_with_file_and_line(tmp_path: Path, team: str, said: str) -> None:
     from analyzer.errors import PatternErrors
     from analyzer.triage import load
 
     folder = tmp_path / "runtime"
     folder.mkdir()
-    (folder / "team-loader-adapters-oom.yaml").write_text(TEAM_OOM.replace("[cuda-out-of-memory]", "[no-such-one]"))
+    own = team.split("id: ", 1)[1].split("\n", 1)[0]
+    (folder / f"{own}.yaml").write_text(team)
     with pytest.raises(PatternErrors) as caught:
         load([tmp_path])
-    assert caught.value.line == 14 and "refines names an unknown pattern 'no-such-one'" in caught.value.message
+    assert caught.value.line == 14 and said in caught.value.message
 
 
-def test_refines_must_not_name_itself(tmp_path: Path) -> None:
-    from analyzer.errors import PatternErrors
-    from analyzer.triage import load
-
-    folder = tmp_path / "runtime"
-    folder.mkdir()
-    (folder / "team-loader-adapters-oom.yaml").write_text(
-        TEAM_OOM.replace("[cuda-out-of-memory]", "[team-loader-adapters-oom]"))
-    with pytest.raises(PatternErrors) as caught:
-        load([tmp_path])
-    assert caught.value.line == 14 and "refines names the pattern itself" in caught.value.message

@@ -40,6 +40,9 @@ class Entry(Strict):
     refines: list[KebabId] = Field(
         default_factory=list,
         description="more general patterns that fire on the same failure: this entry ranks above them")
+    explains: list[KebabId] = Field(
+        default_factory=list,
+        description="patterns whose lines are a consequence of this entry's failure: this entry ranks above them")
     overlaps: list[KebabId] = Field(
         default_factory=list,
         description="patterns meant to fire on this entry's lines too (besides the catalogue's own overlaps)")
@@ -135,6 +138,7 @@ def expand(cat: Catalogue) -> list[Pattern]:
                 why=" ".join((entry.why or cat.why).split()), match=MatchSpec(any=[_expression(r) for r in exprs]),
                 fix=list(entry.fix), avoid=list(entry.avoid), references=list(cat.references),
                 overlaps=list(dict.fromkeys([*cat.overlaps, *entry.overlaps])), refines=list(entry.refines),
+                explains=list(entry.explains),
                 source=f"{cat.emitter} ({cat.source})"))
         except ValueError as exc:
             raise ValueError(f"entry {entry.key!r}: {exc}") from exc

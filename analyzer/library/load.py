@@ -155,23 +155,25 @@ def _parse(texts: Sequence[tuple[Path, str]], errors: list[PatternError]) -> Lib
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
     errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
                for path, key, pid in covers if pid not in seen]
-    errors += [PatternError(_refines_error(rid, f.pattern.id), f.path, _refines_line(f.path, i))
-               for f in files for i, rid in enumerate(f.pattern.refines) if rid not in seen or rid == f.pattern.id]
+    errors += [PatternError(_relation_error(key, rid, f.pattern.id), f.path, _relation_line(f.path, key, i))
+               for f in files for key in ("refines", "explains")
+               for i, rid in enumerate(getattr(f.pattern, key)) if rid not in seen or rid == f.pattern.id]
     if errors:
         raise PatternErrors(errors)
     return Library(tuple(files))
 
 
-def _refines_error(rid: str, own: str) -> str:
+def _relation_error(key: str, rid: str, own: str) -> str:
     if rid == own:
-        return f"refines names the pattern itself ({rid!r}): name the more general pattern it refines"
-    return f"refines names an unknown pattern {rid!r}"
+        other = "the more general pattern it refines" if key == "refines" else "the pattern of its consequence"
+        return f"{key} names the pattern itself ({rid!r}): name {other}"
+    return f"{key} names an unknown pattern {rid!r}"
 
 
-def _refines_line(path: Path, index: int) -> int | None:
-    """The line of a `refines:` item, from the file's line marks (parsed again only for the error)."""
+def _relation_line(path: Path, key: str, index: int) -> int | None:
+    """The line of a `refines:`/`explains:` item, from the file's line marks (parsed again only for the error)."""
     _data, lines = load_yaml(read_text(path), path)
-    return line_of(lines, ("refines", index))
+    return line_of(lines, (key, index))
 
 
 def _code_hash() -> hashlib._Hash:

@@ -149,6 +149,12 @@ class Pattern(Strict):
         description="ids of more general patterns that fire on the same failure: when both are found, this one "
                     "ranks first and the general one folds under it",
     )
+    explains: list[KebabId] = Field(
+        default_factory=list,
+        description="ids of patterns whose lines are a consequence of this failure (a fallback warning, a "
+                    "later crash it causes): when both are found, this one ranks first and the consequence "
+                    "folds under it",
+    )
 
     @property
     def fix_texts(self) -> list[str]:
