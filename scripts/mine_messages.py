@@ -11,10 +11,11 @@ adjacent string literals (joined as Python and C join them) of `raise XError(...
 `logger/logging.error/exception/critical/warning(...)`, `warnings.warn(...)`, `assert cond, "..."`,
 C/C++ `throw ...("...")`, NCCL-style `WARN("...")`, torch's `TORCH_CHECK`/`AT_ERROR`, glog's
 `LOG(ERROR) <<`, Triton's `Status(Status::Code::X, ...)`, `TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_X, ...)`
-and `LOG_ERROR <<` (in C++ a message built with `+` or `<<` reads on over its pieces, each expression
-a `{}`), the NVIDIA driver's `NV_PRINTF(LEVEL_ERROR, ...)`, systemd's `log_(unit_)error(_errno)(...)`,
-the kernel's `pr_err`/`dev_err`, Go `errors.New/fmt.Errorf` and `log/klog/logrus.Errorf(...)`, and Rust
-`panic!/bail!/anyhow!/error!(...)` and `.expect("...")`. f-string and Rust fields and printf/Go
+and `LOG_ERROR <<` (in C++ and Python a message built with `+` or `<<` reads on over its pieces,
+each expression a `{}`), the NVIDIA driver's `NV_PRINTF(LEVEL_ERROR, ...)`, systemd's `log_(unit_)error(_errno)(...)`,
+the kernel's `pr_err`/`dev_err`, Go `errors.New/fmt.Errorf`, `log/klog/logrus.Errorf(...)` and
+`slog.Error(...)`, and Rust `panic!/bail!/anyhow!/error!(...)`, `.expect("...")` and thiserror's
+`#[error("...")]`. f-string and Rust fields and printf/Go
 conversions become `{}`. Each template keeps the file it is in and the first and last
 release (of those read) that print it; a template in the newest release only is new, one
 missing from it is gone. Coverage: each template is filled with a few sample values and run
@@ -47,9 +48,10 @@ CALLS = {
          # Triton: Status(Status::Code::X, ...), TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_X, ...), its loggers
          r"|Status::Code::[A-Z_]+,|TRITONSERVER_ERROR_[A-Z_]+,|TRITONSERVER_LOG_(ERROR|WARN),"
          r"|\bLOG_(ERROR|WARNING|FATAL) *<<|LOG_TRITONSERVER_ERROR\()",
-    "go": r"(errors\.New\(|fmt\.Errorf\(|\b(log|klog|logrus|logger|l)\.(Error|Errorf|Warn|Warnf|Warning|Warningf|Fatal"
-          r"|Fatalf|Panic|Panicf|ErrorS)\()",
-    "rs": r"(\b(panic|bail|anyhow|error|warn|unreachable|unimplemented)!\(|\.expect\(|Err\([A-Za-z_:]*\()",
+    "go": r"(errors\.New\(|fmt\.Errorf\(|\b(log|slog|klog|logrus|logger|l)\.(Error|Errorf|Warn|Warnf|Warning"
+          r"|Warningf|Fatal|Fatalf|Panic|Panicf|ErrorS|ErrorContext|WarnContext)\()",
+    # thiserror's `#[error("...")]` gives an error type its message
+    "rs": r"(\b(panic|bail|anyhow|error|warn|unreachable|unimplemented)!\(|\.expect\(|Err\([A-Za-z_:]*\(|#\[error\()",
 }
 EXTS = {"py": ["*.py"], "c": ["*.c", "*.cc", "*.cpp", "*.cu", "*.h", "*.hpp", "*.cuh"], "go": ["*.go"],
         "rs": ["*.rs"]}
@@ -91,8 +93,9 @@ def release_tags(repo: Path, pattern: str, last: int) -> list[str]:
 def message(code: str, joins: bool = False) -> str | None:
     """The first string literal in `code` joined with the literals right after it, as the
     language joins `"no space" "after this."` (a message split over several lines). With
-    `joins` (C++), a message built with `+` (`std::string("a '") + name + "'"`) or streamed
-    with `<<` (`LOG_ERROR << "a " << n`) reads on over the pieces, each expression a `{}`."""
+    `joins` (C++ and Python), a message built with `+` (`std::string("a '") + name + "'"`,
+    `"a " + str(n)`) or streamed with `<<` (`LOG_ERROR << "a " << n`) reads on over the pieces,
+    each expression a `{}`."""
     first = _STRING.search(code)
     if first is None or (joins and ";" in code[:first.start()]):  # the call's own message is not a literal
         return None
@@ -159,7 +162,7 @@ def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
                 if f is None:
                     break
                 rest.append(f["code"])
-            msg = message("\n".join(rest), joins=lang == "c")
+            msg = message("\n".join(rest), joins=lang in ("c", "py"))
             if msg is None:
                 continue
             msg = re.sub(r"\\[nrt]", " ", re.sub(r"\\([\"'])", r"\1", msg))  # escapes: spaces, quotes unescaped

@@ -65,8 +65,9 @@ def test_a_message_split_over_adjacent_literals_is_read_whole() -> None:
 
 def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> None:
     """Messages a program logs or asserts, not only those it raises: Python loggers, warnings and
-    asserts, C/C++ logging macros (glog, the NVIDIA driver's NV_PRINTF, systemd's log_unit_*),
-    Go loggers with `%v`, and Rust's panic!/bail! and expect()."""
+    asserts (and messages joined with `+`), C/C++ logging macros (glog, the NVIDIA driver's
+    NV_PRINTF, systemd's log_unit_*), Go loggers with `%v` and slog's key-value calls, and Rust's
+    panic!/bail!, expect() and thiserror's #[error] attributes."""
     repo = release(tmp_path, {
         "a.py": 'logging.error("the engine core died unexpectedly: %s", e)\n'
                 'warnings.warn(f"flash attention is disabled on {arch}")\n'
@@ -76,9 +77,14 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
                 'NV_PRINTF(LEVEL_ERROR, "GSP RPC timed out after %d ms\\n", t);\n'
                 'log_unit_error_errno(u, r, "Failed to set up mount namespacing: %s: %m", p);\n'
                 'printf("progress %d of %d\\n", i, n);\n',
-        "c.go": 'klog.Errorf("failed to allocate device %q for pod %v: %w", id, pod, err)\n',
+        "c.go": 'klog.Errorf("failed to allocate device %q for pod %v: %w", id, pod, err)\n'
+                'slog.Error("failed to load the model runner", "error", err)\n'
+                'slog.WarnContext(ctx, "GPU discovery timed out, falling back", "gpus", n)\n',
         "d.rs": 'panic!("Shard {rank} failed to start: {err:?}");\n'
-                'let c = cfg.expect("could not read the model configuration file");\n',
+                'let c = cfg.expect("could not read the model configuration file");\n'
+                '    #[error("Could not start backend: {0}")]\n    StartupError(String),\n',
+        "e.py": 'raise ValueError("unsupported dtype " + str(dtype) + " for this kernel")\n'
+                'raise RuntimeError(name + " is not a registered attention backend")\n',
     })
     got = set(mine_messages.templates_at(repo, "v1.0", []))
     assert got == {
@@ -89,8 +95,13 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
         "GSP RPC timed out after {} ms",
         "Failed to set up mount namespacing: {}: {}",
         "failed to allocate device {} for pod {}: {}",
+        "failed to load the model runner",
+        "GPU discovery timed out, falling back",
         "Shard {} failed to start: {}",
         "could not read the model configuration file",
+        "Could not start backend: {}",
+        "unsupported dtype {} for this kernel",
+        "{} is not a registered attention backend",
     }, got
 
 
