@@ -39,7 +39,7 @@ _PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w
 # warnings are not errors: a healthy service logs them
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
 # Error lines of other shapes: a compiler's (gcc, nvcc), a command-line tool's (docker, podman,
-# ollama and other cobra CLIs), glog's ERROR/FATAL lines (Triton Inference Server, XLA,
+# ollama and other cobra CLIs), a shell's "command not found", glog's ERROR/FATAL lines (Triton Inference Server, XLA,
 # libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
 # (NCCL warns only when something failed), and a Go error chain printed bare: Go's convention
 # is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
@@ -47,6 +47,9 @@ _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWar
 _ERROR_LINE = re.compile(r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
                          r"|(?:docker: )?Error response from daemon: |Error: |(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
+                         # a shell (bash, dash, a script) that cannot find the command it was to run
+                         r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
+                         r"(?=[^\s:]+: (?:command )?not found\s*$)"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
 # Error lines whose prefix says only "this is an error": the title quotes the message after it.

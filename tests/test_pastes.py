@@ -157,6 +157,11 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
         # ROCm's HIP runtime with AMD_LOG_LEVEL: level 1 is its error level (clr's LogPrintfError)
         ":1:hip_fatbin.cpp           :704 : 2203119870 us: [pid:4411 tid:0x7f5a3c1ff740]  "
         "Some failure no pattern knows": "HIP runtime: Some failure no pattern knows",
+        # a shell that cannot find the command (nvidia-docker#341, LocalAI#2117, the device capture
+        # of torch's extension build with CUDA_HOME=/dev/null)
+        "bash: nvidia-smi: command not found": "bash: nvidia-smi: command not found",
+        "/aio/entrypoint.sh: line 52: nvidia-smi: command not found": "/aio/entrypoint.sh: line 52: nvidia-smi",
+        "/bin/sh: 1: /dev/null/bin/nvcc: not found": "/bin/sh: 1: /dev/null/bin/nvcc: not found",
     }
     for line, expected in strong.items():
         found, _ = _error_lines(line)
