@@ -145,7 +145,7 @@ def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
     call (`raise RuntimeError(` then the string on its own line) and run over several."""
     out: dict[str, str] = {}
     for lang, call in CALLS.items():
-        specs = [f"{p.rstrip('/')}/{e}" for p in paths for e in EXTS[lang]] if paths else EXTS[lang]
+        specs = [_spec(p, e) for p in paths for e in EXTS[lang]] if paths else EXTS[lang]
         text = git(repo, "grep", "-n", f"-A{FOLLOW}", "-E", call, tag, "--", *specs)
         lines = [ln for ln in text.splitlines() if ln != "--"]
         for i, line in enumerate(lines):
@@ -170,6 +170,15 @@ def templates_at(repo: Path, tag: str, paths: Sequence[str]) -> dict[str, str]:
             if sum(ch.isalpha() for ch in template) >= MIN_LETTERS:
                 out.setdefault(template, m["file"])
     return out
+
+
+def _spec(path: str, ext: str) -> str:
+    """A `--path` as a git pathspec for files of one extension: the file itself when it is one of
+    that kind (`torch/serialization.py`), else the folder's files of that kind (a folder whose
+    name has a dot included; for a file of another kind the spec matches nothing)."""
+    if "." in path.rsplit("/", 1)[-1]:
+        return path if path.endswith(ext.lstrip("*")) else f"{path}/{ext}"
+    return f"{path.rstrip('/')}/{ext}"
 
 
 def mine(repo: Path, tags: Sequence[str], paths: Sequence[str]) -> list[Row]:
@@ -201,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--name", required=True, help="the emitter's name in the summary")
     ap.add_argument("--tags", default=r"^v?\d+\.\d+(\.\d+)?$", help="regex of the release tags (or branches) to read")
     ap.add_argument("--last", type=int, default=8, help="how many of the newest matching tags")
-    ap.add_argument("--path", action="append", default=[], help="only these folders (repeatable)")
+    ap.add_argument("--path", action="append", default=[], help="only these folders or files (repeatable)")
     ap.add_argument("--out", type=Path, help="write the rows here as JSON")
     a = ap.parse_args(argv)
     tags = release_tags(a.repo, a.tags, a.last)

@@ -103,6 +103,9 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
         "unsupported dtype {} for this kernel",
         "{} is not a registered attention backend",
     }, got
+    assert set(mine_messages.templates_at(repo, "v1.0", ["e.py", "d.rs"])) == {  # files, not only folders
+        "unsupported dtype {} for this kernel", "{} is not a registered attention backend",
+        "Shard {} failed to start: {}", "could not read the model configuration file", "Could not start backend: {}"}
 
 
 def test_calls_commented_out_print_nothing(tmp_path: Path) -> None:
