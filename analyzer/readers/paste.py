@@ -28,6 +28,7 @@ MIN_WIDTH = 60  # terminals and text boxes are wider; shorter equal lines are a 
 _STARTS_A_LINE = re.compile(
     r"\s|$"  # indented: a traceback's frame, a continuation the log wrote itself
     r"|\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d "  # a time stamp
+    r"|\d+\.\d\d\.\d{3}\.\d{3} [DIWEF] "  # llama.cpp's own prefix (2026 builds): 0.01.310.221 E
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)\b|[IWEF]\d{4} "  # a level, glog
     r"|Traceback |File \"|During handling|The above exception"  # Python's own lines
     r"|\[|\(\w+ pid=|>|#|\$ "  # a bracketed or worker prefix, a quote, a comment, a prompt
