@@ -327,6 +327,12 @@ def test_equal_length_records_are_not_joined() -> None:
         b"    plugin_module.initialize()\n"
         b"  File \"/usr/lib/python3.13/site-packages/jax_plugins/xla_cuda12/__init__.py\", line 96, in initializ\n"
         b"    xla_client.register_custom_type_id_handler(\n",
+        # llama.cpp's own prefix of 2026 builds (as in vtuber-plan/olah#85) on two lines of one length
+        # and a shorter one after them (messages from llama-context.cpp's format strings): once
+        # joined as a wrapped line, which read the head size 80 as 800
+        b"0.01.310.221 E llama_init_from_model: K cache type q4_0 with block size 32 does not divide n_embd_head_k=80\n"
+        b"0.01.310.223 E llama_init_from_model: V cache type q8_0 with block size 32 does not divide n_embd_head_v=80\n"
+        b"llama_init_from_model: V cache type q4_0 with block size 32 does not divide n_embd_head_k=80\n",
     ]
     for data in runs:
         assert rejoin(data) == data
