@@ -313,9 +313,9 @@ def _refine(ranked: list[Finding], library: CompiledLibrary) -> list[Finding]:
 
 def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
     """Chain members fold under their chain, a general pattern under the specific one that
-    refines it, a consequence under the cause that explains it. A low-confidence (generic symptom) finding folds
-    under the highest finding of its area, or else under the top finding when that one was
-    logged before it: a symptom follows its cause."""
+    refines it, a consequence under the cause that explains it. A low-confidence (generic
+    symptom) finding folds under the highest finding of its area, or else under the top finding
+    when that one was logged before it: a symptom follows its cause."""
     out: list[Finding] = []
     folded: dict[str, list[Symptom]] = {}
     chained = {m: f.id for f in findings if f.kind is FindingKind.chain for m in f.members}

@@ -39,8 +39,8 @@ _PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w
 # warnings are not errors: a healthy service logs them
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
 # Error lines of other shapes: a compiler's (gcc, nvcc), a command-line tool's (docker, podman,
-# ollama and other cobra CLIs), a shell's "command not found", glog's ERROR/FATAL lines (Triton Inference Server, XLA,
-# libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
+# ollama and other cobra CLIs), a shell's "command not found", glog's ERROR/FATAL lines (Triton
+# Inference Server, XLA, libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
 # (NCCL warns only when something failed), and a Go error chain printed bare: Go's convention
 # is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
 # device plugin's and container toolkit's), at the start of the message
