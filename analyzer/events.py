@@ -3,11 +3,11 @@
 Python tracebacks (with their "During handling of the above exception" and "The above
 exception was the direct cause" chains, and headless ones that start at a `File` frame),
 C++ `terminate called after throwing`, a Rust panic with its message on the next line, NCCL
-WARN runs, kernel messages continued on indented lines, and ComfyUI's error dialogs as pasted
-from its web page (the older "Error occurred when executing <node>:" box and the newer
-"# ComfyUI Error Report", whose exception and stack trace are Markdown). Records of other processes may be
-interleaved: each process is followed on its own, so journald entries of one traceback are
-joined even when mixed with others.
+WARN runs, torchrun's "Root Cause (first observed failure)" block, kernel messages continued
+on indented lines, and ComfyUI's error dialogs as pasted from its web page (the older "Error
+occurred when executing <node>:" box and the newer "# ComfyUI Error Report", whose exception and
+stack trace are Markdown). Records of other processes may be interleaved: each process is
+followed on its own, so journald entries of one traceback are joined even when mixed with others.
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ CHAIN = re.compile(r"(?:During handling of the above exception|The above excepti
 TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 WHAT = re.compile(r"\s*what\(\):\s*(?P<msg>.*)")
 NCCL = re.compile(r"NCCL (?:WARN|INFO)")
+# torchrun's failure summary (torch.distributed.elastic ChildFailedError): the first failed
+# worker's fields (rank, exit code, signal) under this heading, up to the closing rule
+ROOT_CAUSE = "Root Cause (first observed failure):"
+RULE = re.compile(r"\s*(?:={10,}|-{10,})\s*$")
+MAX_ROOT_CAUSE = 12
 # Rust's panic message since 1.73: the location ends the first line, the message is the next
 RUST_PANIC_AT = re.compile(r"thread '[^'\n]*' panicked at (?P<at>\S+:\d+:\d+):$")
 # vLLM's logger header ("ERROR 05-01 10:00:00 [core.py:700] ", older releases without the "["):
@@ -87,8 +92,8 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
             while end < len(lines) and end - i < 3 and not WHAT.match(lines[end - 1].text):
                 end += 1
             yield _terminate(records, lines[i:end], m["type"])
-        elif "panicked at " in text and RUST_PANIC_AT.search(text) and i + 1 < len(lines):
-            end = i + 2
+        elif (block_end := _message_end(lines, i)) is not None:
+            end = block_end
             yield _event(records, lines[i:end], EventKind.line)
         elif "NCCL " in text and NCCL.search(text):
             end = i + 1
@@ -103,6 +108,21 @@ def _process_events(records: list[Record]) -> Iterable[Event]:
                 else EventKind.line
             yield _event(records, lines[i:end], kind)
         i = max(end, i + 1)
+
+
+def _message_end(lines: list[_Line], i: int) -> int | None:
+    """The end of a message of several lines that starts at line i and is read as one: a Rust
+    panic (its location, then its message) or torchrun's root-cause block; None for others."""
+    text = lines[i].text
+    if "panicked at " in text and RUST_PANIC_AT.search(text) and i + 1 < len(lines):
+        return i + 2
+    if not text.startswith(ROOT_CAUSE):
+        return None
+    end = i + 1
+    while end < len(lines) and end - i < MAX_ROOT_CAUSE and lines[end].text.strip() \
+            and not RULE.match(lines[end].text):
+        end += 1
+    return end
 
 
 def _lines(records: list[Record]) -> tuple[list[_Line], set[int]]:

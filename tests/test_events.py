@@ -172,3 +172,15 @@ def test_a_comfyui_dialog_without_frames_is_its_heading_and_message() -> None:
     evs = events("Error occurred when executing VAEDecode:\n\nSomething broke\nINFO later")
     assert evs[0].kind is EventKind.traceback and evs[0].exc_message == "Something broke"
     assert evs[0].last_line == 3 and evs[1].text == "INFO later"
+
+
+def test_torchrun_root_cause_block_is_one_event() -> None:
+    """The first failed worker's fields are read together, up to the summary's closing rule;
+    the other failures listed above it stay lines of their own."""
+    text = (ROOT / "tests" / "data" / "cpu-captures" / "rank-sigkill.log").read_text()
+    found = [e for e in events(text) if e.text.startswith("Root Cause (first observed failure):")]
+    assert len(found) == 1
+    lines = found[0].text.split("\n")
+    assert lines[-1] == "  traceback : Signal 9 (SIGKILL) received by PID 19775"
+    assert "  exitcode  : -9 (pid: 19775)  (SIGKILL)" in lines and len(lines) == 8
+    assert not any("SIGTERM" in line for line in lines)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
+import zlib
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import zstandard
 from analyzer.choices import InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.readers import parse_lines
-from analyzer.readers.detect import detect
+from analyzer.readers.detect import detect, looks_binary
 from analyzer.readers.worker import split_worker
 from analyzer.triage import analyze
 from tests.conftest import CORPUS, GATE, ROOT, root_id
@@ -136,3 +138,35 @@ def test_input_form_override(library: CompiledLibrary) -> None:
     report = analyze([str(path)], library, form=InputForm.console)
     assert report.inputs[0].format == "console"
     assert root_id(report.findings[0]) == GATE
+
+
+@pytest.mark.parametrize(("data", "binary"), [
+    (b"\x7fELF\x02\x01\x01\x00" + bytes(56) + b"\x00\x02\x3e\x00" * 50, True),  # an executable
+    (random.Random(0).randbytes(4096), True),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + zlib.compress(random.Random(1).randbytes(3000)), True),
+    (b"ok\n" * 10, False),
+    # PyTorch's DataLoader writes a NUL after its worker-crash message (a real capture)
+    ((ROOT / "tests/data/cpu-captures/loader-segv.log").read_bytes(), False),
+    # a crash left a run of NULs in a syslog file; a Windows shell's redirect writes UTF-16
+    (b"Jan 1 00:00:01 host kernel: ok\n" + bytes(3000) + b"Jan 1 00:00:02 host systemd[1]: a.service: Failed\n", False),
+    ("RuntimeError: CUDA error: out of memory\r\n".encode("utf-16"), False),
+])
+def test_stray_nul_bytes_do_not_make_a_log_binary(data: bytes, binary: bool) -> None:
+    assert looks_binary(data) is binary
+
+
+def test_a_log_with_a_nul_byte_is_read_without_it(library: CompiledLibrary) -> None:
+    path = ROOT / "tests/data/cpu-captures/loader-segv.log"
+    assert b"\x00" in path.read_bytes()
+    report = analyze([str(path)], library, knowledge=False)
+    assert report.findings[0].id == "torch-dataloader-worker-died"
+    assert all("\x00" not in e.text for f in report.findings for e in f.evidence)
+    records = parse(path.read_bytes().decode(), InputForm.console)
+    assert any(r.message == "Traceback (most recent call last):" for r in records)
+
+
+def test_a_utf16_log_is_read_as_text(tmp_path: Path, library: CompiledLibrary) -> None:
+    path = tmp_path / "powershell.log"
+    path.write_bytes("Loading...\r\nRuntimeError: CUDA error: out of memory\r\n".encode("utf-16"))
+    report = analyze([str(path)], library, knowledge=False)
+    assert [f.id for f in report.findings[:1]] == ["cuda-out-of-memory"]

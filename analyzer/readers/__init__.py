@@ -33,10 +33,11 @@ _ANSI = re.compile(ANSI.pattern.decode())  # colour codes (analyzer/readers/past
 
 def decode_lines(raw: Sequence[bytes], form: InputForm) -> list[str]:
     """Export binary fields must survive a round trip to bytes; other forms replace bad bytes
-    and lose their terminal colour codes."""
+    and lose their terminal colour codes and stray NUL bytes."""
     if form is InputForm.journal_export:  # binary fields may hold any byte, \r included
         return [line.decode("utf-8", "surrogateescape") for line in raw]
     lines = [line.decode("utf-8", "replace").removesuffix("\r") for line in raw]  # CRLF logs
+    lines = [line.replace("\x00", "") if "\x00" in line else line for line in lines]  # stray NULs (detect.py)
     return [_ANSI.sub("", line) if "\x1b" in line or "#033[" in line else line for line in lines]
 
 

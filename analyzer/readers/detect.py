@@ -49,7 +49,21 @@ def detect(head: bytes) -> InputForm:
     return form if score >= MIN_SHARE * heads else InputForm.console
 
 
+_CONTROL = bytes(c for c in range(32) if c not in b"\t\n\r\f\v\b\x1b") + b"\x7f"
+_TEXT_SHARE = 0.9  # at least this share of the non-NUL bytes is text
+
+
 def looks_binary(head: bytes) -> bool:
-    """A file that is not text: NUL bytes in the first block (journal files are handled first)."""
+    """A file that is not text (journal files are handled first). A text log can hold stray
+    NUL bytes: PyTorch's DataLoader writes one after its worker-crash message, a crash can leave
+    a run of them in a log file, and UTF-16 (a Windows shell's redirect) has one per character;
+    such a log is text when what is left without its NULs is text. Without NULs it is text."""
     sample = head[:8192]
-    return b"\x00" in sample
+    if b"\x00" not in sample:
+        return False
+    rest = sample.replace(b"\x00", b"")
+    if not rest:
+        return True
+    control = sum(rest.count(bytes((c,))) for c in _CONTROL)
+    undecodable = len(rest) - len(rest.decode("utf-8", "ignore").encode("utf-8"))
+    return control + undecodable > (1 - _TEXT_SHARE) * len(rest)

@@ -43,10 +43,12 @@ ANSI = re.compile(rb"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]")
 
 
 def tidy(data: bytes) -> bytes:
-    """A paste as the log wrote it: colour codes out, the shared indentation out, wrapped lines
-    joined; the line count is kept."""
+    """A paste as the log wrote it: colour codes and stray NULs out, the shared indentation out,
+    wrapped lines joined; the line count is kept."""
     if b"\x1b" in data or b"#033[" in data:
         data = ANSI.sub(b"", data)
+    if b"\x00" in data:  # stray NULs of a text log (readers/detect.py)
+        data = data.replace(b"\x00", b"")
     return rejoin(unindent(data))
 
 
