@@ -43,8 +43,13 @@ _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWar
 # Inference Server, XLA, libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
 # (NCCL warns only when something failed), and a Go error chain printed bare: Go's convention
 # is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
-# device plugin's and container toolkit's), at the start of the message
-_ERROR_LINE = re.compile(r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
+# device plugin's and container toolkit's), at the start of the message or after what Go's
+# standard logger writes first ("nvidia-docker | 2017/06/06 16:44:49 Error: ...", nvidia-docker 1.x)
+# Go's standard logger: a prefix the program sets (nvidia-docker 1.x: its name and " | "), then
+# the date and time (LstdFlags, with Lmicroseconds or not)
+_GO_LOG = r"(?:[\w./-]+ \| )?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+_GO_LOG_HEAD = re.compile("^" + _GO_LOG)
+_ERROR_LINE = re.compile(f"(?:{_GO_LOG})?" r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
                          r"|(?:docker: )?Error response from daemon: |Error: |(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
@@ -141,7 +146,7 @@ def error_line(event: Event) -> str | None:
         if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
             return first
         if _ERROR_LINE.match(first):
-            return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
+            return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", _GO_LOG_HEAD.sub("", first, count=1)))
         if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction
             return _unprefixed(m)
         if (m := RUST_PANIC_AT.search(first)) and len(lines := event.text.split("\n")) > 1 and lines[1].strip():

@@ -162,6 +162,14 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
         "bash: nvidia-smi: command not found": "bash: nvidia-smi: command not found",
         "/aio/entrypoint.sh: line 52: nvidia-smi: command not found": "/aio/entrypoint.sh: line 52: nvidia-smi",
         "/bin/sh: 1: /dev/null/bin/nvcc: not found": "/bin/sh: 1: /dev/null/bin/nvcc: not found",
+        # Go's standard logger: the prefix nvidia-docker 1.x sets, then the date (nvidia-docker#396,
+        # #431), and the date alone
+        "nvidia-docker | 2017/06/06 16:44:49 Error: Could not load UVM kernel module. Is nvidia-modprobe installed?":
+            "Error: Could not load UVM kernel module.",
+        "nvidia-docker | 2017/07/16 17:46:15 Error: Error response from daemon: repository nvidia-smi not found":
+            "Error: Error response from daemon: repository nvidia-smi not found",
+        "2024/03/01 10:00:01.123456 error creating device plugin server: listen unix: bind: address already in use":
+            "error creating device plugin server",
     }
     for line, expected in strong.items():
         found, _ = _error_lines(line)
@@ -191,6 +199,7 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
                  "sshd[24324]: error: Received disconnect from 195.154.37.122: 3: Auth fail [preauth]",
                  "2024-05-01 10:00:00.123 UTC [77] ERROR:  relation \"users\" does not exist",  # one query's error
                  "[2024-05-01 10:00:01 +0000] [123] [INFO] Booting worker with pid: 456",
+                 "nvidia-docker-plugin | 2022/04/01 13:29:27 Loading NVIDIA unified memory",  # a Go log line, no error
                  "2015-07-29 19:03:35,413 - ERROR [LearnerHandler-/10.10.34.11:52225:LearnerHandler@562] - "
                  "Unexpected exception causing shutdown while sock still open"]:
         assert _error_lines(line) == (None, None), line
