@@ -49,7 +49,8 @@ _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWar
 # the date and time (LstdFlags, with Lmicroseconds or not)
 _GO_LOG = r"(?:[\w./-]+ \| )?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
 _GO_LOG_HEAD = re.compile("^" + _GO_LOG)
-_ERROR_LINE = re.compile(f"(?:{_GO_LOG})?" r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
+_ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
+                         r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
                          r"|(?:docker: )?Error response from daemon: |Error: |(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
