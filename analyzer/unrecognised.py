@@ -43,10 +43,9 @@ _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWar
 # Inference Server, XLA, libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
 # (NCCL warns only when something failed), and a Go error chain printed bare: Go's convention
 # is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
-# device plugin's and container toolkit's), at the start of the message or after what Go's
-# standard logger writes first ("nvidia-docker | 2017/06/06 16:44:49 Error: ...", nvidia-docker 1.x)
-# Go's standard logger: a prefix the program sets (nvidia-docker 1.x: its name and " | "), then
-# the date and time (LstdFlags, with Lmicroseconds or not)
+# device plugin's and container toolkit's), at the start of the message. Any of them may follow
+# the head Go's standard logger writes: a prefix the program sets (nvidia-docker 1.x: its name and
+# " | "), then the date and time (LstdFlags, with Lmicroseconds or not)
 _GO_LOG = r"(?:[\w./-]+ \| )?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
 _GO_LOG_HEAD = re.compile("^" + _GO_LOG)
 _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"

@@ -64,6 +64,6 @@ def looks_binary(head: bytes) -> bool:
     rest = sample.replace(b"\x00", b"")
     if not rest:
         return True
-    control = sum(rest.count(bytes((c,))) for c in _CONTROL)
+    control = len(rest) - len(rest.translate(None, _CONTROL))
     undecodable = len(rest) - len(rest.decode("utf-8", "ignore").encode("utf-8"))
     return control + undecodable > (1 - _TEXT_SHARE) * len(rest)
