@@ -72,7 +72,8 @@ TRACEBACK = r"Traceback \(most recent call last\)"  # Python's first traceback l
 # or behind a prefix the readers take off (a quote's "> ", `docker logs -t`'s time, a Compose
 # service's "name-1  | ", a bracketed or parenthesised worker: "[pod/name/container] ", "(VllmWorker pid=1) "),
 # or after the date Go's standard logger writes first ("2017/06/06 16:44:49 ", unrecognised.py)
-_START = r"(?:^|: |> ?|\dZ |  \| |\] |\) |\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? )"
+GO_LOG_DATE = r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? "  # log.LstdFlags, with Lmicroseconds or not
+_START = r"(?:^|: |> ?|\dZ |  \| |\] |\) |" + GO_LOG_DATE + ")"
 
 # ComfyUI's error dialogs, copied from its web page: a traceback without Python's first line
 COMFY_DIALOG = r"Error occurred when executing |\*\*Exception Type:\*\* "

@@ -25,6 +25,7 @@ from analyzer.clock import iso, to_seconds
 from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
+from analyzer.scan import GO_LOG_DATE
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -45,8 +46,8 @@ _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWar
 # is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
 # device plugin's and container toolkit's), at the start of the message. Any of them may follow
 # the head Go's standard logger writes: a prefix the program sets (nvidia-docker 1.x: its name and
-# " | "), then the date and time (LstdFlags, with Lmicroseconds or not)
-_GO_LOG = r"(?:[\w./-]+ \| )?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+# " | "), then the date and time (scan.py's GO_LOG_DATE)
+_GO_LOG = r"(?:[\w./-]+ \| )?" + GO_LOG_DATE
 _GO_LOG_HEAD = re.compile("^" + _GO_LOG)
 _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
