@@ -31,6 +31,16 @@ def test_worker_prefixes_with_blank_lines_and_a_cut_last_line(library: CompiledL
     assert ids(ISSUE_3674, library)[0] == "flashinfer-no-eligible-cuda-arch"
 
 
+def test_a_line_cut_inside_its_quoted_error_string_still_matches(library: CompiledLibrary) -> None:
+    # NVIDIA/nccl-tests#276 as pasted: the WARN line ends inside NCCL's quoted CUDA error string
+    cut = "gpu47:4962:5097 [1] transport/nvls.cc:223 NCCL WARN Cuda failure 999 'unknown error\n"
+    top = analyze_bytes(cut.encode(), library).findings[0]
+    assert top.id == "nccl-nvls-multicast-bind-failed"
+    assert top.captures == {"cuda_error": "999", "cuda_error_string": "unknown error"}
+    other = "node:1:2 [0] enqueue.cc:54 NCCL WARN Cuda failure 'invalid resource handle\n"
+    assert ids(other, library)[0] == "nccl-warn-cuda-failure"
+
+
 def test_a_quoted_reply_is_read_like_the_log(library: CompiledLibrary) -> None:
     quoted = prefixed("> ", [
         "Traceback (most recent call last):",
