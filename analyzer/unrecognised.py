@@ -61,7 +61,8 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 # Error lines whose prefix says only "this is an error": the title quotes the message after it.
 # Each shape is a format of a program in the stack: ptxas/nvlink/cicc ("ptxas fatal   : ..."), a
 # C++ exception's what() line cut from its terminate message, TensorRT-LLM's and TensorRT's
-# loggers ("[TensorRT-LLM][ERROR] ", trtexec's "[E] "), Slurm's "[time] [job] error: ", a tool's
+# loggers ("[TensorRT-LLM][ERROR] ", its Python logger's "[TRT-LLM] [RANK 0] [E] " in multi-rank
+# runs, trtexec's "[E] "), Slurm's "[time] [job] error: ", a tool's
 # "<prog>: error: " (or "<prog>[pid]: ERROR: " where a syslog line lost its date), a C++ check
 # that names its file ("x.cc:61: InternalError: ..."), Rust and Go panics, the JVM's uncaught
 # exception, PostgreSQL's FATAL and PANIC, ROCm's HIP runtime at AMD_LOG_LEVEL's error level; a line that ends in a
@@ -70,7 +71,8 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 _PREFIXED = re.compile(
     r"(?:\s*what\(\):\s+"
     r"|(?P<tool>nvcc|ptxas|nvlink|cicc|fatbinary)\b[^\n]{0,200}?\b(?:fatal|error)\s+:\s+"
-    r"|(?:\[[^\]\n]{1,40}\]\s*)?\[(?P<lib>TensorRT-LLM|TRT-LLM|TRT|TensorRT)\]\s*\[(?:ERROR|E|FATAL|F)\]\s+"
+    r"|(?:\[[^\]\n]{1,40}\]\s*)?\[(?P<lib>TensorRT-LLM|TRT-LLM|TRT|TensorRT)\]\s*(?:\[RANK \d+\]\s*)?"
+    r"\[(?:ERROR|E|FATAL|F)\]\s+"
     r"|\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\]\s+\[[EF]\]\s+"
     r"|\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+(?:\[[\w.]+\]\s+)?error:\s+"
     r"|(?P<prog>[A-Za-z][\w.-]*)(?::\s+error|\[\d+\]:\s+(?:ERROR|FATAL)\s*):\s+"

@@ -147,6 +147,9 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
             "TensorRT-LLM: Assertion failed: Unsupported architecture",
         "[12/05/2023-23:50:35] [TRT-LLM] [E] The following expected tensors are not found: {'past_key_value_16'}":
             "TRT-LLM: The following expected tensors are not found",
+        # NVIDIA/TensorRT-LLM#5389 (the Python logger names the MPI rank in multi-rank runs)
+        "[06/21/2025-01:30:42] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: boom":
+            "TRT-LLM: Failed to initialize executor on rank 0",
         "[03/27/2024-11:09:02] [TRT] [E] 6: The engine plan file is generated on an incompatible device, "
         "expecting compute 8.0 got compute 8.9, please rebuild.": "TRT: 6: The engine plan file is generated",
         "ptxas /tmp/compile-ptx-src-1, line 52; error   : Feature '.bf16' requires .target sm_80 or higher":
