@@ -7,13 +7,17 @@ error. For the input's last line only, the `regex` module's partial matching ask
 patterns would match if the line went on. A regex with a wildcard before its last words would
 "match" any long line that way, so the cut must fall in or just after the regex's literal text:
 the line ends inside one of its literal runs, or in one short token after one (a number or a
-name cut short); a line that ends in a full stop, a bracket or a quote reads as whole. The
+name cut short) that is more than an exception's name ("RuntimeError: " begins every Python
+error, so one word after it is no message's start); a line that ends in a full stop, a bracket
+or a quote reads as whole. The
 longest such match wins; the finding says the line was cut and is one level less confident
 (analyzer.findings)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+
+import regex
 
 from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
 from analyzer.library.schema import Role, Scope
@@ -26,6 +30,7 @@ MIN_LITERAL = 10  # a literal run of the regex this long must hold the cut
 CUT_IN_LITERAL = 6  # the line ends with at least this much of a literal run's start ...
 CUT_AFTER_LITERAL = 16  # ... or at most this many characters after a whole literal run
 
+_EXCEPTION_HEAD = regex.compile(r"\s*[\w.]*(?:Error|Exception|Warning)\s*:\s*")
 _CLASS_ESCAPES = set("dDwWsSbBAZzGnrtfv0123456789pPxuUNkgXRhHK")
 _QUANTIFIERS = set("?*{+")
 
@@ -98,6 +103,8 @@ def _cut_in_literal(text: str, runs: list[str]) -> bool:
                 return True
         at = text.rfind(lit)
         tail = text[at + len(lit):]
+        if _EXCEPTION_HEAD.fullmatch(lit):
+            continue
         if at >= 0 and len(tail) <= CUT_AFTER_LITERAL and " " not in tail:  # one token cut short
             return True
     return False

@@ -42,6 +42,11 @@ def test_a_whole_line_no_pattern_knows_stays_unknown(library: CompiledLibrary) -
     line = "RuntimeError: the frobnicator of stage three refused the widget because of its colour"
     [top] = analyze_bytes(f"{line}\n".encode(), library).findings
     assert top.kind is FindingKind.unrecognised
+    # one word after an exception's name is not the start of a pattern's message ("RuntimeError:
+    # <component> was requested, but nvcc was not found" begins that way)
+    line = "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: RuntimeError: something"
+    [top] = analyze_bytes(f"{line}\n".encode(), library).findings
+    assert top.kind is FindingKind.unrecognised
 
 
 def test_a_whole_line_keeps_its_confidence(library: CompiledLibrary) -> None:
