@@ -9,9 +9,8 @@ patterns would match if the line went on. A regex with a wildcard before its las
 the line ends inside one of its literal runs, or in one short token after one (a number or a
 name cut short) that is more than an exception's name ("RuntimeError: " begins every Python
 error, so one word after it is no message's start); a line that ends in a full stop, a bracket
-or a quote reads as whole. The
-longest such match wins; the finding says the line was cut and is one level less confident
-(analyzer.findings)."""
+or a quote reads as whole. The longest such match wins; the finding says the line was cut and
+is one level less confident (analyzer.findings)."""
 
 from __future__ import annotations
 
@@ -101,10 +100,10 @@ def _cut_in_literal(text: str, runs: list[str]) -> bool:
         for k in range(len(lit) - 1, CUT_IN_LITERAL - 1, -1):  # the line ends with lit's first k chars
             if text.endswith(lit[:k]):
                 return True
-        at = text.rfind(lit)
-        tail = text[at + len(lit):]
         if _EXCEPTION_HEAD.fullmatch(lit):
             continue
+        at = text.rfind(lit)
+        tail = text[at + len(lit):]
         if at >= 0 and len(tail) <= CUT_AFTER_LITERAL and " " not in tail:  # one token cut short
             return True
     return False
