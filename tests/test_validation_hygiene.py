@@ -21,9 +21,9 @@ DISCLOSED = {("nvidia", "nvidia-container-toolkit", "48")}
 # them from JiyaSu/CapelliniSpTRSV#2 and turboderp/exllama#65; validation case b6-04 holds the
 # same g++ 11 output. Disclosed in tests/data/README.md.
 COMPILER_OUTPUT = {
-    "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with ‘...’:",
-    "/usr/include/c++/11/bits/std_function.h:435:145: note:         ‘_ArgTypes’",
-    "/usr/include/c++/11/bits/std_function.h:530:146: error: parameter packs not expanded with ‘...’:",
+    "/usr/include/c++/11/bits/std_function.h:435:145: error: parameter packs not expanded with \u2018...\u2019:",
+    "/usr/include/c++/11/bits/std_function.h:435:145: note:         \u2018_ArgTypes\u2019",
+    "/usr/include/c++/11/bits/std_function.h:530:146: error: parameter packs not expanded with \u2018...\u2019:",
 }
 
 
