@@ -51,6 +51,19 @@ def test_syslog_hash012_becomes_newlines() -> None:
     assert nvrm.message.split("\n")[1] == "NVRM: this kernel module has the version 530.30.02.  Please"
 
 
+def test_journal_lines_pasted_without_their_host() -> None:
+    # systemd#20464: a maintainer's journal lines pasted without the host name; a kernel line
+    # of the same form. `systemd[1]:` is the ident, never the host.
+    records = parse("Aug 18 16:28:57 systemd[1]: Started /usr/bin/sleep 5.\n"
+                    "Aug 18 16:28:58 systemd[1]: run-u386.service: Service reached runtime time limit. Stopping.\n"
+                    "Aug 18 16:28:58 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+                    "Jun 02 10:00:01 gpu-node-03 systemd[1]: vllm.service: Deactivated successfully.\n")
+    assert [(r.host, r.unit, r.pid) for r in records] == [
+        (None, "systemd", 1), (None, "systemd", 1), (None, "kernel", None), ("gpu-node-03", "systemd", 1)]
+    assert records[1].message.startswith("run-u386.service: Service reached")
+    assert records[2].message.startswith("NVRM: Xid")
+
+
 def test_docker_json_file_lines() -> None:
     lines = [json.dumps({"log": "Traceback (most recent call last):\n", "stream": "stderr",
                          "time": "2026-05-03T10:00:00.1Z"}),

@@ -20,9 +20,11 @@ _TIME = (
     r"|\d{9,11}\.\d+"  # short-unix
     r"|\[ *\d+\.\d+\])"  # short-monotonic
 )
+# A host name holds no `[`; a line pasted without its host (`Aug 18 16:28:58 systemd[1]: ...`) is
+# read when its ident carries a pid, or is the kernel's, so that `systemd[1]:` is never a host.
 _SHORT_LINE = re.compile(
-    rf"(?P<time>{_TIME}) (?P<host>[^\s\d]\S*|\d+\.\d+\.\d+\.\d+) (?P<ident>[A-Za-z_(.][^\s:]*?)(?:\[(?P<pid>\d+)\])?: ?"
-    r"(?P<msg>.*)",
+    rf"(?P<time>{_TIME}) (?:(?P<host>[^\s\d\[][^\s\[:]*|\d+\.\d+\.\d+\.\d+) |(?=[A-Za-z_(.][^\s:\[]*\[\d+\]: |kernel: ))"
+    r"(?P<ident>[A-Za-z_(.][^\s:]*?)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)",
     re.S,
 )
 _META = re.compile(r"-- (?:Boot [0-9a-f]+|No entries|Logs begin at|Journal begins at|Reboot) ")
