@@ -6,10 +6,14 @@ matches it and phase 1 never fires for it, so the line would be reported as an u
 error. For the input's last line only, the `regex` module's partial matching asks which line
 patterns would match if the line went on. A regex with a wildcard before its last words would
 "match" any long line that way, so the cut must fall in or just after the regex's literal text:
-the line ends inside one of its literal runs, or in one short token after one (a number or a
-name cut short) that is more than an exception's name ("RuntimeError: " begins every Python
-error, so one word after it is no message's start); a line that ends in a full stop, a bracket
-or a quote reads as whole. The longest such match wins; the finding says the line was cut and
+the line ends inside a word of one of its literal runs ("... was encount"; a line that ends
+where a word of the run ends may be whole: "... divisible by tensor parallel size" is a complete
+assertion that a longer message also begins with), or in one short token after one that holds a
+digit or stands inside a quote or bracket the line leaves open (a number or a quoted name cut
+short: "architecture 'compute_1"; a whole symbol name after "undefined symbol: " is no cut), and
+the run is more than an exception's name ("RuntimeError: " begins every Python error, so one
+word after it is no message's start); a line that ends in a full stop, a bracket or a quote
+reads as whole. The longest such match wins; the finding says the line was cut and
 is one level less confident (analyzer.findings)."""
 
 from __future__ import annotations
@@ -98,15 +102,22 @@ def _group_body(source: str, i: int) -> int:
 def _cut_in_literal(text: str, runs: list[str]) -> bool:
     for lit in runs:
         for k in range(len(lit) - 1, CUT_IN_LITERAL - 1, -1):  # the line ends with lit's first k chars
-            if text.endswith(lit[:k]):
+            if text.endswith(lit[:k]) and lit[k - 1].isalnum() and lit[k].isalnum():  # inside a word
                 return True
         if _EXCEPTION_HEAD.fullmatch(lit):
             continue
         at = text.rfind(lit)
         tail = text[at + len(lit):]
-        if at >= 0 and len(tail) <= CUT_AFTER_LITERAL and " " not in tail:  # one token cut short
+        if (at >= 0 and len(tail) <= CUT_AFTER_LITERAL and " " not in tail  # one token cut short ...
+                and (any(c.isdigit() for c in tail) or _unclosed(text))):  # ... a number, or quoted
             return True
     return False
+
+
+def _unclosed(text: str) -> bool:
+    """The line opens a quote or bracket it never closes: it was cut before the closing one."""
+    return (text.count("'") % 2 == 1 or text.count('"') % 2 == 1 or text.count("(") > text.count(")")
+            or text.count("[") > text.count("]"))
 
 
 def cut_match(event: Event, patterns: Mapping[str, CompiledPattern]) -> Match | None:

@@ -75,3 +75,15 @@ def test_whole_lines_that_begin_a_longer_message_are_not_cut(library: CompiledLi
                              "torch-launch-local-rank-argument-unrecognized")]:
         ids = [f.id for f in analyze_bytes(f"{line}\n".encode(), library).findings]
         assert not_this not in ids, line
+
+
+def test_a_line_that_ends_where_a_word_or_name_ends_is_read_as_whole(library: CompiledLibrary) -> None:
+    """Whole last lines of real pastes that the start of a longer message spells out: a complete
+    symbol name after "undefined symbol: " (numba#8985, the stub libcuda; a GLIBC_PRIVATE message
+    goes on with ", version ..."), and sentences that end where a word of another message's text
+    ends (Megatron's tensor-parallel assertion, GCC's missing cc1plus)."""
+    for line in ["AttributeError: /usr/local/cuda/lib64/stubs/libcuda.so: undefined symbol: _undef",
+                 "AssertionError: First dimension of the tensor should be divisible by tensor parallel size",
+                 "gcc: fatal error: cannot execute 'cc1plus': execvp: No such file or directory"]:
+        causes = [f.cause for f in analyze_bytes(f"{line}\n".encode(), library).findings]
+        assert causes and not any(c.startswith(CUT_NOTE) for c in causes), line
