@@ -72,19 +72,20 @@ def _tree(pid: int) -> list[int]:
 
 
 def _rss(pid: int) -> int:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return _proc_kib(f"/proc/{pid}/status", "VmRSS:")
 
 
 def _pss(pid: int) -> int:
+    return _proc_kib(f"/proc/{pid}/smaps_rollup", "Pss:")
+
+
+def _proc_kib(path: str, key: str) -> int:
+    """A KiB figure of a /proc file (`VmRSS:   1234 kB`); 0 once the process has ended."""
     try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        text = Path(path).read_text()
     except OSError:
         return 0
-    return next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return next((int(line.split()[1]) for line in text.splitlines() if line.startswith(key)), 0)
 
 
 def triggers_file(path: Path) -> Path:

@@ -24,7 +24,8 @@ _TIME = (
 # read when its ident carries a pid, or is the kernel's, so that `systemd[1]:` is never a host;
 # not with a monotonic time, where a line without a host is dmesg's (`[    5.44] systemd[1]: ...`).
 _SHORT_LINE = re.compile(
-    rf"(?P<time>{_TIME}) (?:(?P<host>[^\s\d\[][^\s\[:]*|\d+\.\d+\.\d+\.\d+) |(?<!\] )(?=[A-Za-z_(.][^\s:\[]*\[\d+\]: |kernel: ))"
+    rf"(?P<time>{_TIME}) (?:(?P<host>[^\s\d\[][^\s\[:]*|\d+\.\d+\.\d+\.\d+) "
+    r"|(?<!\] )(?=[A-Za-z_(.][^\s:\[]*\[\d+\]: |kernel: ))"
     r"(?P<ident>[A-Za-z_(.][^\s:]*?)(?:\[(?P<pid>\d+)\])?: ?(?P<msg>.*)",
     re.S,
 )
