@@ -39,7 +39,9 @@ FOUNDING = "2026-05-03-flashinfer-sm120-rejected-after-oom-restart"
 GATE = "flashinfer-sm12x-needs-cuda-12-9"
 FOUNDING_PATTERNS = {GATE, "cuda-home-has-no-nvcc"}
 FAKE_TOKEN = "hf_" + "Zq7RkWm3Tp9XsLv2Nd8Fb4Hc6Jg1Ya5Ue0"
-FELL_OFF_BUS = {"gpu-fell-off-bus-xid-79", "2025-10-25-gpu-fell-off-bus-without-xid-line-missed-by-health-monitor"}
+# a GPU that left the PCIe bus: NVIDIA's Xid 79, the write-up, and amdgpu's "device lost from bus!"
+FELL_OFF_BUS = {"gpu-fell-off-bus-xid-79", "2025-10-25-gpu-fell-off-bus-without-xid-line-missed-by-health-monitor",
+                "amdgpu-device-lost-from-pcie-bus"}
 # symptoms in other words than the catalogue's, each with the documents that answer it
 PARAPHRASES: list[tuple[str, set[str]]] = [
     ("gpu vanished from the machine", FELL_OFF_BUS),
