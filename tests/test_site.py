@@ -360,7 +360,7 @@ def test_a_paraphrase_finds_the_founding_postmortem(browser: Any, site: Path, sc
         ids = tab.search("flashinfer refuses blackwell after a restart")
         assert FOUNDING in ids[:3], ids
         tab.page.screenshot(path=str(screenshots / "search.png"))
-        # the write-up holds no word of the query but "gpu": "vanished" reaches its "disappeared" through
+        # no word of the write-up's title but "gpu": "vanished" reaches its symptom's "disappeared" through
         # the term expansions, and its result says so (a pattern that says "vanishing" may rank above it)
         ids = tab.search("gpu vanished from the machine")
         assert ids[0] in FELL_OFF_BUS, ids
