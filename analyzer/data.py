@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -12,6 +13,29 @@ def data_dir(name: str) -> Path:
     """`patterns` or `kb`: analyzer/_data/NAME when installed from a wheel, else REPO/NAME."""
     bundled = _PACKAGE / "_data" / name
     return bundled if bundled.is_dir() else _REPO / name
+
+
+def data_files(root: Path, suffixes: frozenset[str]) -> list[tuple[Path, os.stat_result]]:
+    """The files under `root` whose suffix is one of `suffixes`, with their stat, in the order
+    `sorted(root.rglob(...))` gives; nothing whose name below `root` starts with `_` (rules,
+    benign logs), no symlinked folder followed. Scanned with os.scandir: every start-up checks
+    its caches against the data folders' thousands of files, and pathlib's per-path objects
+    cost several times the system calls."""
+    found: list[tuple[tuple[str, ...], str, os.stat_result]] = []
+    base = str(root)
+    stack: list[tuple[str, tuple[str, ...]]] = [(base, ())]
+    while stack:
+        folder, parts = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith("_"):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, (*parts, entry.name)))
+                elif os.path.splitext(entry.name)[1] in suffixes and entry.is_file():
+                    found.append(((*parts, entry.name), entry.path, entry.stat()))
+    found.sort(key=lambda f: f[0])
+    return [(Path(path), st) for _parts, path, st in found]
 
 
 def builtin_patterns() -> Path:

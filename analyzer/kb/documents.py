@@ -83,11 +83,8 @@ def pattern_document(pf: PatternFile) -> Document:
 
 def source_stamp(roots: Iterable[Path]) -> str:
     """Cheap change detection for the data folders: names, sizes and mtimes, no parsing."""
-    parts = []
-    for root in roots:
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and path.suffix in {".md", ".yaml", ".log"} and \
-                    not any(part.startswith("_") for part in path.relative_to(root).parts):
-                st = path.stat()
-                parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    from analyzer.data import data_files
+
+    parts = [f"{path}:{st.st_size}:{st.st_mtime_ns}" for root in roots
+             for path, st in data_files(root, frozenset({".md", ".yaml", ".log"}))]
     return digest("\n".join(parts))

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from analyzer.data import data_files
+
 CATALOGUE_DIR = "catalogues"
 _KNOWN_FALSE_POSITIVES = "known-false-positives.yaml"  # listed by lint, not a pattern
 
@@ -26,9 +28,7 @@ _FIELD = re.compile(r"""(?P<name>key|covered_by):\s*(["']?)(?P<value>[a-z0-9-]+)
 def pattern_files(root: Path) -> list[Path]:
     """The YAML files under `root` that hold patterns or catalogues: not under a folder or
     file starting with `_` (rules, benign logs), not the false-positive list."""
-    return sorted(p for p in root.rglob("*.yaml")
-                  if not any(part.startswith("_") for part in p.relative_to(root).parts)
-                  and p.name != _KNOWN_FALSE_POSITIVES)
+    return [p for p, _st in data_files(root, frozenset({".yaml"})) if p.name != _KNOWN_FALSE_POSITIVES]
 
 
 def is_catalogue(path: Path) -> bool:
