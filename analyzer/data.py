@@ -23,6 +23,8 @@ def data_files(root: Path, suffixes: frozenset[str]) -> list[tuple[Path, os.stat
     cost several times the system calls."""
     found: list[tuple[tuple[str, ...], str, os.stat_result]] = []
     base = str(root)
+    if not os.path.isdir(base):
+        return []  # as rglob gives for a folder that is not there
     stack: list[tuple[str, tuple[str, ...]]] = [(base, ())]
     while stack:
         folder, parts = stack.pop()
