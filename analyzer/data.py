@@ -28,14 +28,22 @@ def data_files(root: Path, suffixes: frozenset[str]) -> list[tuple[Path, os.stat
     stack: list[tuple[str, tuple[str, ...]]] = [(base, ())]
     while stack:
         folder, parts = stack.pop()
-        with os.scandir(folder) as entries:
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue  # a folder that cannot be listed is passed over, as rglob does
+        with entries:
             for entry in entries:
                 if entry.name.startswith("_"):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, (*parts, entry.name)))
                 elif os.path.splitext(entry.name)[1] in suffixes and entry.is_file():
-                    found.append(((*parts, entry.name), entry.path, entry.stat()))
+                    try:
+                        st = entry.stat()
+                    except OSError:
+                        continue  # gone since the folder was listed
+                    found.append(((*parts, entry.name), entry.path, st))
     found.sort(key=lambda f: f[0])
     return [(Path(path), st) for _parts, path, st in found]
 

@@ -140,3 +140,28 @@ def test_an_entry_may_refine_or_overlap_a_hand_written_pattern(tmp_path: Path) -
     with pytest.raises(PatternErrors) as err:
         load_library([write(tmp_path / "typo", catalogue.replace("refines: [host-oom", "refines: [no-such-oom"))])
     assert "no-such-oom-killed-service" in str(err.value)
+
+
+def test_an_entry_adds_its_own_forms_after_the_catalogue_expressions(tmp_path: Path) -> None:
+    """`extra_expressions:` keeps the catalogue's templates and adds the entry's own forms after
+    them; `expressions:` replaces the catalogue's; a template given twice is compiled once."""
+    catalogue = CATALOGUE.replace(
+        "    severity: critical\n",
+        "    severity: critical\n    extra_expressions: ['slot table lost \\(code {number}\\)', '\\b{name}\\b']\n", 1)
+    catalogue = catalogue.replace(
+        "    fix: [\"Raise `slots=` in demo.conf or stop clients that hold slots.\"]\n",
+        "    fix: [\"Raise `slots=` in demo.conf or stop clients that hold slots.\"]\n"
+        "    expressions: ['demo error: {string}$']\n    extra_expressions: ['no free slot \\({number}\\)']\n", 1)
+    fixture = FIXTURE + "# match demo-error-out-of-slots-forever\nslot table lost (code 3)\n" \
+        "# match demo-error-out-of-slots\nno free slot (2)\n# ok\nstatus=demoErrorOutOfSlots\n"
+    library = load_library([write(tmp_path, catalogue, fixture)])
+    by_id = {pf.pattern.id: pf for pf in library.files if pf.catalogue == "demo-errors"}
+    assert [e.regex for e in by_id["demo-error-out-of-slots-forever"].pattern.match.any] == [
+        "demo error: out of slots forever(?![\\w ])", "\\bdemoErrorOutOfSlotsForever\\b",
+        "slot table lost \\(code 3\\)"]
+    assert [e.regex for e in by_id["demo-error-out-of-slots"].pattern.match.any] == [
+        "demo error: out of slots$", "no free slot \\(2\\)"]
+    compiled = compile_library(library)
+    for pf in by_id.values():
+        outcomes = run_fixture(pf, fixture_of(pf), compiled)
+        assert outcomes and all(o.passed for o in outcomes), [(o.annotation.text, o.detail) for o in outcomes]

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analyzer.data import data_files
+
 if TYPE_CHECKING:  # the models are heavy imports; searching needs only `Document` and stamps
     from analyzer.kb.postmortems import Postmortem
     from analyzer.library.load import PatternFile
@@ -83,8 +85,6 @@ def pattern_document(pf: PatternFile) -> Document:
 
 def source_stamp(roots: Iterable[Path]) -> str:
     """Cheap change detection for the data folders: names, sizes and mtimes, no parsing."""
-    from analyzer.data import data_files
-
     parts = [f"{path}:{st.st_size}:{st.st_mtime_ns}" for root in roots
              for path, st in data_files(root, frozenset({".md", ".yaml", ".log"}))]
     return digest("\n".join(parts))

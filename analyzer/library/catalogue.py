@@ -34,7 +34,11 @@ class Entry(Strict):
     avoid: list[str] = Field(default_factory=list)
     severity: Severity | None = None
     confidence: Confidence | None = None
-    expressions: list[str] | None = None
+    expressions: list[str] | None = Field(
+        default=None, description="templates that replace the catalogue's expressions for this entry")
+    extra_expressions: list[str] = Field(
+        default_factory=list,
+        description="templates tried after the catalogue's (or this entry's) expressions: forms only it prints")
     why: str | None = None
     covered_by: KebabId | None = None
     refines: list[KebabId] = Field(
@@ -127,7 +131,8 @@ def expand(cat: Catalogue) -> list[Pattern]:
     the entry when its pattern would not be valid."""
     out = []
     for entry in cat.expanded:
-        exprs = [r for t in (entry.expressions or cat.expressions) if (r := _regex(t, entry)) is not None]
+        templates = [*(entry.expressions or cat.expressions), *entry.extra_expressions]
+        exprs = [r for t in dict.fromkeys(templates) if (r := _regex(t, entry)) is not None]
         if not exprs:
             raise ValueError(f"entry {entry.key!r}: no expression applies (it lacks the fields they use)")
         try:

@@ -11,6 +11,7 @@ the loaded library.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,10 +26,14 @@ _ITEM = re.compile(r"(?P<indent> *)- +(?P<rest>.*)$")
 _FIELD = re.compile(r"""(?P<name>key|covered_by):\s*(["']?)(?P<value>[a-z0-9-]+)\2\s*(?:#.*)?$""")
 
 
+def pattern_entries(root: Path) -> list[tuple[Path, os.stat_result]]:
+    """The YAML files under `root` that hold patterns or catalogues, with their stat: not under
+    a folder or file starting with `_` (rules, benign logs), not the false-positive list."""
+    return [(p, st) for p, st in data_files(root, frozenset({".yaml"})) if p.name != _KNOWN_FALSE_POSITIVES]
+
+
 def pattern_files(root: Path) -> list[Path]:
-    """The YAML files under `root` that hold patterns or catalogues: not under a folder or
-    file starting with `_` (rules, benign logs), not the false-positive list."""
-    return [p for p, _st in data_files(root, frozenset({".yaml"})) if p.name != _KNOWN_FALSE_POSITIVES]
+    return [p for p, _st in pattern_entries(root)]
 
 
 def is_catalogue(path: Path) -> bool:

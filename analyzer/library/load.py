@@ -18,7 +18,7 @@ from analyzer.cache import cache_dir, prune, read_cached, write_atomic
 from analyzer.errors import PatternError, PatternErrors
 from analyzer.library import catalogue, schema
 from analyzer.library.catalogue import Catalogue, expand
-from analyzer.library.ids import is_catalogue, pattern_files
+from analyzer.library.ids import is_catalogue, pattern_entries
 from analyzer.library.schema import Pattern
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 
@@ -53,13 +53,17 @@ class Library:
         raise KeyError(pattern_id)
 
 
-def pattern_paths(roots: Iterable[Path]) -> list[Path]:
-    paths: list[Path] = []
+def _pattern_entries(roots: Iterable[Path]) -> list[tuple[Path, os.stat_result]]:
+    entries: list[tuple[Path, os.stat_result]] = []
     for root in roots:
         if not root.is_dir():
             raise PatternError("pattern folder does not exist", root)
-        paths.extend(pattern_files(root))
-    return paths
+        entries.extend(pattern_entries(root))
+    return entries
+
+
+def pattern_paths(roots: Iterable[Path]) -> list[Path]:
+    return [path for path, _st in _pattern_entries(roots)]
 
 
 def load_catalogue(path: Path, text: str | None = None) -> Catalogue:
@@ -112,10 +116,11 @@ def load_library(roots: Sequence[Path]) -> Library:
     validating YAML with line marks costs about 0.2 s, unpickling the validated models 60 ms.
     When no file changed since (same size, inode and modification time in nanoseconds, as
     git's index tells), even reading and hashing the files is skipped."""
-    paths = pattern_paths(roots)
+    entries = _pattern_entries(roots)
+    paths = [path for path, _st in entries]
     code = _code_hash()
-    stats = _stat_key(code.copy(), paths)
-    known = read_cached(stats.entry) if stats is not None else None
+    stats = _stat_key(code.copy(), entries)
+    known = read_cached(stats.entry)
     if known is not None and (library := _from_cache(_library_path(known.decode(errors="replace")), paths)):
         return library
     errors: list[PatternError] = []
@@ -201,25 +206,21 @@ class _Stats:
     newest: float  # the latest modification time among them
 
 
-def _stat_key(code: hashlib._Hash, paths: Sequence[Path]) -> _Stats | None:
-    """The files' state (path, size, inode, modification time in ns) keyed with the model code;
-    None when a file cannot be stat'ed (the slow path then reports it)."""
+def _stat_key(code: hashlib._Hash, entries: Sequence[tuple[Path, os.stat_result]]) -> _Stats:
+    """The files' state (path, size, inode, modification time in ns, as the folder scan saw
+    it) keyed with the model code."""
     newest = 0.0
-    try:
-        for path in paths:
-            st = path.stat()
-            code.update(f"\0{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}".encode())
-            newest = max(newest, st.st_mtime)
-    except OSError:
-        return None
+    for path, st in entries:
+        code.update(f"\0{os.path.abspath(path)}\0{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}".encode())
+        newest = max(newest, st.st_mtime)
     return _Stats(cache_dir() / "library-stat" / code.hexdigest()[:32], newest)
 
 
-def _remember(stats: _Stats | None, key: str) -> None:
+def _remember(stats: _Stats, key: str) -> None:
     """Remember the content key under the files' stat key, unless a file was modified so
     recently that a further edit within the clock's resolution could keep its stat the same
     (git's "racy" files): those are hashed again next time."""
-    if stats is not None and time.time() - stats.newest > RACY_S and write_atomic(stats.entry, key.encode()):
+    if time.time() - stats.newest > RACY_S and write_atomic(stats.entry, key.encode()):
         prune(stats.entry.parent, keep=32)
 
 
