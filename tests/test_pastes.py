@@ -335,6 +335,34 @@ def test_a_soft_wrapped_line_and_rsyslog_colour_escapes(library: CompiledLibrary
     assert "#033" not in top.evidence[0].text and top.evidence[0].text.startswith("(raylet) node_manager.cc:3084")
 
 
+def test_a_line_wrapped_before_its_space_is_rejoined(library: CompiledLibrary) -> None:
+    """Dao-AILab/flash-attention#950 (training b24-03), as pasted: the box wrapped the import
+    error before the space, so the second piece starts with it, inside Markdown backticks."""
+    paste = ("ERROR\n`flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined\n"
+             " symbol: _ZN3c104impl3cow11cow_deleterEPv`\n")
+    top = analyze_bytes(paste.encode(), library).findings[0]
+    assert top.id == "flash-attn-built-for-other-torch"
+    assert top.evidence[0].line == 2 and "undefined symbol: _ZN3c10" in top.evidence[0].text
+
+
+def test_indented_items_after_a_line_are_not_joined() -> None:
+    from analyzer.readers.paste import rejoin
+
+    # a kernel call trace and apt's list of unmet dependencies under a long line, a traceback's
+    # frame and a short line before a one-space piece: records of their own
+    runs = [
+        b"task:python3          state:D stack:0     pid:41133 ppid:1      flags:0x00004002 cpu\n"
+        b" __schedule+0x2e7/0x8e0\n schedule+0x46/0xb0\n",
+        b"The following packages have unmet dependencies and cannot be installed right now:\n"
+        b" libnvidia-compute-550 : Depends: libnvidia-gl-550 but it is not going to be installed\n",
+        b"RuntimeError: the engine process exited while the model was being loaded, see above\n"
+        b"  File \"/usr/lib/python3/dist-packages/vllm/engine.py\", line 10, in run\n",
+        b"short line: undefined\n symbol: foo\n",
+    ]
+    for data in runs:
+        assert rejoin(data) == data
+
+
 def test_equal_length_records_are_not_joined() -> None:
     from analyzer.readers.paste import rejoin
 

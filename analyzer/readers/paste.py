@@ -14,7 +14,9 @@ the input and each is followed by a piece that cannot start a line of its own (n
 time stamp, level, traceback, exception name or worker prefix at its start), the cut line does
 not end a sentence, at least three in four lines of that length are cut so, and one cut at least
 falls inside a word. A soft wrap is a long line that ends in a space, followed by a line that
-starts with a lower-case letter. A piece that starts with the same word as the line it would
+starts with a lower-case letter, or a long line that ends in a word (not a sentence, not a
+colon) followed by a line that starts with one space and a lower-case letter (the box wrapped
+before the space: "...so: undefined" / " symbol: ..."). A piece that starts with the same word as the line it would
 join is a record of its own (a compiler's or a program's run of equal-length error lines).
 """
 
@@ -35,6 +37,9 @@ _STARTS_A_LINE = re.compile(
     r"|[A-Za-z_]\w*(?:\.\w+)+:|\S+:\d+:\d+ \["  # an exception's dotted name, NCCL's host:pid:tid [dev]
 )
 _ENDS_A_SENTENCE = (".", "!", "?")
+# one space, then a lower-case word that is not a kernel call-trace frame (" __schedule+0x2e7/0x8e0")
+# nor an apt/dpkg item (" libfoo : Depends: ..."): a piece whose space the wrap moved to its start
+_SPACE_FIRST = re.compile(r" [a-z][a-z-]*(?![\w+.]*\+0x)(?![\w.+-]* : )")
 
 
 # colours of a terminal or `docker logs` copied with the text, also as rsyslog writes them (it
@@ -82,7 +87,11 @@ def rejoin(data: bytes) -> bytes:
 
 def _continues(piece: str, nxt: str, width: int | None) -> bool:
     """Does `nxt` continue the line whose last piece is `piece`?"""
-    if not piece.strip() or not nxt or _STARTS_A_LINE.match(nxt):
+    if not piece.strip() or not nxt:
+        return False
+    if _SPACE_FIRST.match(nxt):  # the space the box wrapped before, then the rest of the sentence
+        return len(piece) >= MIN_WIDTH and piece[-1].isalnum()
+    if _STARTS_A_LINE.match(nxt):
         return False
     if width is not None and len(piece) == width and not piece.rstrip().endswith(_ENDS_A_SENTENCE):
         return True
