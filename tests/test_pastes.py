@@ -361,6 +361,9 @@ def test_indented_items_after_a_line_are_not_joined() -> None:
     ]
     for data in runs:
         assert rejoin(data) == data
+    # read after a quote, across a blank line, with CR line ends; the count of lines is kept
+    quoted = "> " + "x" * 60 + " undefined\r\n\r\n>  symbol: foo\r\n> next\r\n"
+    assert rejoin(quoted.encode()).decode() == "> " + "x" * 60 + " undefined symbol: foo\r\n\r\n\n> next\r\n"
 
 
 def test_equal_length_records_are_not_joined() -> None:

@@ -14,10 +14,11 @@ the input and each is followed by a piece that cannot start a line of its own (n
 time stamp, level, traceback, exception name or worker prefix at its start), the cut line does
 not end a sentence, at least three in four lines of that length are cut so, and one cut at least
 falls inside a word. A soft wrap is a long line that ends in a space, followed by a line that
-starts with a lower-case letter, or a long line that ends in a word (not a sentence, not a
-colon) followed by a line that starts with one space and a lower-case letter (the box wrapped
-before the space: "...so: undefined" / " symbol: ..."). A piece that starts with the same word as the line it would
-join is a record of its own (a compiler's or a program's run of equal-length error lines).
+starts with a lower-case letter; a long line that ends in a word followed by a piece that starts
+with one space and a lower-case word was wrapped just before its space (read after the quote,
+time stamp or worker column each line of the paste may carry, and across blank lines). A piece
+that starts with the same word as the line it would join is a record of its own (a compiler's
+or a program's run of equal-length error lines).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+
+from analyzer.models import Record
+from analyzer.readers.console import console_record
 
 MIN_WIDTH = 60  # terminals and text boxes are wider; shorter equal lines are a coincidence
 _STARTS_A_LINE = re.compile(
@@ -82,20 +86,48 @@ def rejoin(data: bytes) -> bytes:
             joined = True
         else:
             head = i
+    joined = _join_cut_before_space(out) or joined
     return "\n".join(out).encode("utf-8", "surrogateescape") if joined else data
+
+
+def _join_cut_before_space(out: list[str]) -> bool:
+    """Join, in place, each piece that a paste cut just before its space to the line it
+    continues, read after the prefixes every line of the paste may carry (a quote, a time
+    stamp, a worker or container column) and across blank lines; True when one was joined."""
+    prev: int | None = None  # the last line that was not blank
+    joined = False
+    for i, line in enumerate(out):
+        if not line.strip():
+            continue
+        if prev is not None and (line.startswith(" ") or "  " in line):  # the piece's space is there
+            record, before = _read(line), _read(out[prev])
+            if record.worker == before.worker and wrapped_before_its_space(before.message, record.message):
+                out[prev] = out[prev].rstrip("\r") + record.message + ("\r" if line.endswith("\r") else "")
+                out[i] = ""
+                joined = True
+                continue
+        prev = i
+    return joined
+
+
+def _read(line: str) -> Record:
+    return console_record("", 0, line.rstrip("\r"))
 
 
 def _continues(piece: str, nxt: str, width: int | None) -> bool:
     """Does `nxt` continue the line whose last piece is `piece`?"""
-    if not piece.strip() or not nxt:
-        return False
-    if _SPACE_FIRST.match(nxt):  # the space the box wrapped before, then the rest of the sentence
-        return len(piece) >= MIN_WIDTH and piece[-1].isalnum()
-    if _STARTS_A_LINE.match(nxt):
+    if not piece.strip() or not nxt or _STARTS_A_LINE.match(nxt):
         return False
     if width is not None and len(piece) == width and not piece.rstrip().endswith(_ENDS_A_SENTENCE):
         return True
     return len(piece) >= MIN_WIDTH and piece.endswith(" ") and nxt[0].islower()
+
+
+def wrapped_before_its_space(piece: str, nxt: str) -> bool:
+    """Is `nxt` (a line's text after its prefixes) the rest of `piece`, cut just before a space?
+    A long line ending in a word, then one space and a lower-case word that starts no line of
+    its own: "...cpython-310-x86_64-linux-gnu.so: undefined" / " symbol: _ZN3c10..."."""
+    return len(piece) >= MIN_WIDTH and piece[-1:].isalnum() and _SPACE_FIRST.match(nxt) is not None
 
 
 def _same_start(line: str, nxt: str) -> bool:
