@@ -101,7 +101,8 @@ def _join_cut_before_space(out: list[str]) -> bool:
             continue
         if prev is not None and (line.startswith(" ") or "  " in line):  # the piece's space is there
             record, before = _read(line), _read(out[prev])
-            if record.worker == before.worker and wrapped_before_its_space(before.message, record.message):
+            if record.worker == before.worker and wrapped_before_its_space(before.message, record.message) \
+                    and not _same_start(before.message, record.message):
                 out[prev] = out[prev].rstrip("\r") + record.message + ("\r" if line.endswith("\r") else "")
                 out[i] = ""
                 joined = True
