@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 import regex
 
 from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
-from analyzer.library.schema import Role, Scope
+from analyzer.library.schema import Scope
 from analyzer.models import Event, Match
 
 MIN_LINE = 30  # a shorter last line is too little to go on
@@ -128,11 +128,11 @@ def cut_match(event: Event, patterns: Mapping[str, CompiledPattern]) -> Match | 
         return None  # too short, or it ends like a whole line (a full stop, a bracket, a quote)
     best: tuple[int, str, dict[str, str]] | None = None
     for pid, cp in patterns.items():
-        p = cp.pattern
-        if p.match.scope is not Scope.line or p.match.all or p.match.in_container or p.role is Role.signal:
+        h = cp.head
+        if h.scope != Scope.line.value or h.require_all or h.in_container or h.is_signal:
             continue
-        for expr, rx in zip(p.match.expressions, cp.regexes, strict=True):
-            runs = [r for r in literal_runs(expr.regex) if r[:MIN_LITERAL] in text or text.endswith(r[:CUT_IN_LITERAL])]
+        for source, rx in zip(h.regexes, cp.regexes, strict=True):
+            runs = [r for r in literal_runs(source) if r[:MIN_LITERAL] in text or text.endswith(r[:CUT_IN_LITERAL])]
             if not runs or not _cut_in_literal(text, runs):
                 continue
             try:

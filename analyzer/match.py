@@ -44,9 +44,9 @@ def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
     """At most one match per event: a line pattern that fires on several lines of one
     traceback is one occurrence. Source-code lines quoted in a traceback are skipped
     (`raise RuntimeError("...")` repeats the message it raises)."""
-    if cp.pattern.match.in_container and not event.records[0].in_container:
+    if cp.head.in_container and not event.records[0].in_container:
         return
-    if cp.pattern.match.scope is Scope.event:
+    if cp.head.scope == Scope.event.value:
         texts = [(event.text, 0)]
     else:
         texts = []
@@ -72,7 +72,7 @@ def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
 def _match_text(cp: CompiledPattern, text: str) -> list[regex.Match[str]] | None:
     """All expressions for `all`, the first that matches for `any`; None when it does not fire."""
     found = []
-    require_all = bool(cp.pattern.match.all)
+    require_all = cp.head.require_all
     for rx in cp.regexes:
         m = rx.search(text, timeout=MATCH_TIMEOUT_S)
         if m is None and require_all:

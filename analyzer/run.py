@@ -32,7 +32,7 @@ def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None =
     rulebook = load_rulebook(builtin_patterns()) if builtin else None
     library = load_library(roots)
     if rulebook is not None:
-        check_references(rulebook, {pf.pattern.id: pf.pattern.conditions() for pf in library.files},
+        check_references(rulebook, {pf.head.id: pf.head.conditions for pf in library.files},
                          builtin_patterns())
     return compile_library(library, engine_factory, rulebook)
 

@@ -3,10 +3,12 @@ source lines, and which patterns a phase-1 hit lets it try."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from analyzer.events import build_events
 from analyzer.library.compile import CompiledPattern
+from analyzer.library.load import PatternFile
 from analyzer.library.schema import Pattern
 from analyzer.match import candidates, match_event, match_events
 from analyzer.models import Event, Record
@@ -14,10 +16,10 @@ from analyzer.scan import Structural
 
 
 def pattern(match: dict[str, Any], pid: str = "demo-failure") -> CompiledPattern:
-    return CompiledPattern(Pattern.model_validate({
+    return CompiledPattern(PatternFile(Pattern.model_validate({
         "title": "A demo failure for the matcher", "id": pid, "severity": "high", "area": "runtime",
         "description": "A demo failure, described for the tests.", "why": "It shows how matching works.",
-        "match": match, "fix": ["Nothing."], "source": "tests/test_match.py"}))
+        "match": match, "fix": ["Nothing."], "source": "tests/test_match.py"}), Path("patterns/runtime/demo.yaml")))
 
 
 def event(*messages: str) -> Event:

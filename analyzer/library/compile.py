@@ -18,9 +18,9 @@ import regex
 from analyzer.cache import cache_dir, prune, write_atomic
 from analyzer.choices import InputForm
 from analyzer.errors import PatternError
-from analyzer.library.load import Library, PatternFile
+from analyzer.library.load import Library, PatternFile, PatternHead
 from analyzer.library.rules import RuleBook
-from analyzer.library.schema import Expression, Mark, Pattern, Role
+from analyzer.library.schema import Expression, Mark, Pattern
 from analyzer.scan import STRUCTURAL, Engine, EngineFactory, Trigger, default_engine, fact_key, hyperscan_source
 
 MATCH_TIMEOUT_S = 0.5  # one slow pattern on one event must not hang a run
@@ -28,12 +28,21 @@ MATCH_TIMEOUT_S = 0.5  # one slow pattern on one event must not hang a run
 
 @dataclass(slots=True)
 class CompiledPattern:
-    pattern: Pattern
+    file: PatternFile
     _regexes: tuple[regex.Pattern[str], ...] | None = None
 
     @property
     def id(self) -> str:
-        return self.pattern.id
+        return self.file.head.id
+
+    @property
+    def head(self) -> PatternHead:
+        return self.file.head
+
+    @property
+    def pattern(self) -> Pattern:
+        """The whole validated pattern (unpickled on first use when it came from the cache)."""
+        return self.file.pattern
 
     @property
     def compiled(self) -> bool:
@@ -43,13 +52,13 @@ class CompiledPattern:
     @property
     def regexes(self) -> tuple[regex.Pattern[str], ...]:
         if self._regexes is None:
-            flags = _flags(self.pattern)
-            self._regexes = tuple(regex.compile(e.regex, flags) for e in self.pattern.match.expressions)
+            flags = _flags(self.head.ignorecase)
+            self._regexes = tuple(regex.compile(r, flags) for r in self.head.regexes)
         return self._regexes
 
 
-def _flags(p: Pattern) -> int:
-    return int(regex.MULTILINE | (regex.IGNORECASE if p.match.ignorecase else 0))
+def _flags(ignorecase: bool) -> int:
+    return int(regex.MULTILINE | (regex.IGNORECASE if ignorecase else 0))
 
 
 def trigger_of(expr: Expression) -> str:
@@ -59,7 +68,7 @@ def trigger_of(expr: Expression) -> str:
 def compile_pattern(pf: PatternFile) -> CompiledPattern:
     """Compile every expression and trigger now: a file:line error for one that fails."""
     p = pf.pattern
-    flags = _flags(p)
+    flags = _flags(p.match.ignorecase)
     compiled = []
     for i, expr in enumerate(p.match.expressions):
         try:
@@ -71,14 +80,19 @@ def compile_pattern(pf: PatternFile) -> CompiledPattern:
             regex.compile(trigger_of(expr).encode(), flags)
         except regex.error as exc:
             raise PatternError(f"trigger {i + 1} does not compile: {exc}", pf.path) from exc
-    return CompiledPattern(p, tuple(compiled))
+    return CompiledPattern(pf, tuple(compiled))
 
 
 def _stamp(library: Library) -> Path:
+    """Keyed by the expressions, or by the library's content key when it has one (the files'
+    bytes and the code that reads them fix every expression)."""
     h = hashlib.sha256(regex.__version__.encode())
-    for pf in library.files:
-        for e in pf.pattern.match.expressions:
-            h.update(f"\0{pf.pattern.match.ignorecase}\0{e.regex}\0{trigger_of(e)}".encode())
+    if library.key is not None:
+        h.update(f"\0library\0{library.key}".encode())
+    else:
+        for pf in library.files:
+            for rx, trigger in zip(pf.head.regexes, pf.head.triggers, strict=True):
+                h.update(f"\0{pf.head.ignorecase}\0{rx}\0{trigger}".encode())
     return cache_dir() / "validated" / h.hexdigest()[:32]
 
 
@@ -92,12 +106,12 @@ class CompiledLibrary:
     _engines: dict[InputForm, Engine] = field(default_factory=dict)
 
     def is_signal(self, pattern_id: str) -> bool:
-        return self.patterns[pattern_id].pattern.role is Role.signal
+        return self.patterns[pattern_id].head.is_signal
 
     def mark(self, pattern_id: str) -> Mark | None:
         """What a lifecycle signal marks on the timeline (`marks:` in its file); None otherwise."""
         cp = self.patterns.get(pattern_id)
-        return cp.pattern.marks if cp is not None else None
+        return Mark(cp.head.marks) if cp is not None and cp.head.marks is not None else None
 
     def engine(self, form: InputForm) -> Engine:
         if form not in self._engines:
@@ -117,13 +131,13 @@ def compile_library(library: Library, engine_factory: EngineFactory | None = Non
     proven = stamp.exists()
     for pf in library.files:
         try:
-            cp = CompiledPattern(pf.pattern) if proven else compile_pattern(pf)
+            cp = CompiledPattern(pf) if proven else compile_pattern(pf)
         except PatternError as exc:
             errors.append(exc)
             continue
         patterns[cp.id] = cp
-        ignorecase = pf.pattern.match.ignorecase
-        triggers.extend(Trigger(cp.id, trigger_of(e), ignorecase) for e in pf.pattern.match.expressions)
+        ignorecase = pf.head.ignorecase
+        triggers.extend(Trigger(cp.id, t, ignorecase) for t in pf.head.triggers)
     if errors:
         from analyzer.errors import PatternErrors
 

@@ -10,37 +10,113 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import VERSION as PYDANTIC_VERSION
 
-from analyzer import choices
+from analyzer import choices, scan
 from analyzer.cache import cache_dir, prune, read_cached, write_atomic
 from analyzer.errors import PatternError, PatternErrors
 from analyzer.library import catalogue, schema
 from analyzer.library.catalogue import Catalogue, expand
 from analyzer.library.ids import is_catalogue, pattern_entries
-from analyzer.library.schema import Pattern
+from analyzer.library.schema import Pattern, Role
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
+from analyzer.scan import hyperscan_source
 
 RACY_S = 2.0  # a file written this close to the cache entry may change without its stat changing
 
 SCHEMA_LINE = "# yaml-language-server: $schema=../schema.json"
 
 
-@dataclass(frozen=True, slots=True)
+class PatternHead(NamedTuple):
+    """What every run needs of every pattern, in plain values: phase 1's triggers, the
+    matcher's switches, the fact conditions the rule data is checked against, the role and
+    timeline mark. The rest of a pattern (texts, fix steps, sources) is unpickled only for the
+    few patterns a run finds: unpickling 3,000 validated models cost a third of a start."""
+
+    id: str
+    role: str  # a Role's value
+    marks: str | None  # a Mark's value
+    scope: str  # a Scope's value
+    require_all: bool  # `all:` rather than `any:`
+    in_container: bool
+    ignorecase: bool
+    regexes: tuple[str, ...]
+    triggers: tuple[str, ...]  # each expression's phase-1 source (its `trigger:` or the regex made fit)
+    conditions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, p: Pattern) -> PatternHead:
+        m = p.match
+        return cls(p.id, p.role.value, p.marks.value if p.marks is not None else None, m.scope.value,
+                   bool(m.all), m.in_container, m.ignorecase, tuple(e.regex for e in m.expressions),
+                   tuple(e.trigger if e.trigger is not None else hyperscan_source(e.regex) for e in m.expressions),
+                   tuple(p.conditions()))
+
+    @property
+    def is_signal(self) -> bool:
+        return self.role == Role.signal.value
+
+
 class PatternFile:
-    pattern: Pattern
-    path: Path
-    catalogue: str | None = None  # the catalogue it was expanded from (path is the catalogue's file)
+    """A pattern and the file it comes from. A pattern read from the cache stays pickled
+    until `pattern` is first asked for; `head` is always at hand."""
+
+    __slots__ = ("_blob", "_path", "_pattern", "catalogue", "head")
+
+    def __init__(self, pattern: Pattern, path: Path, catalogue: str | None = None) -> None:
+        self._pattern: Pattern | None = pattern
+        self._blob: bytes | None = None
+        self._path: Path | str = path
+        self.catalogue = catalogue  # the catalogue it was expanded from (path is the catalogue's file)
+        self.head = PatternHead.of(pattern)
+
+    @classmethod
+    def pickled(cls, head: PatternHead, blob: bytes, path: str, catalogue: str | None) -> PatternFile:
+        pf = cls.__new__(cls)
+        pf._pattern, pf._blob, pf._path, pf.catalogue, pf.head = None, blob, path, catalogue, head
+        return pf
+
+    @property
+    def pattern(self) -> Pattern:
+        if self._pattern is None:
+            assert self._blob is not None
+            self._pattern = pickle.loads(self._blob)
+            self._blob = None
+        return self._pattern
+
+    @property
+    def path(self) -> Path:
+        if isinstance(self._path, str):
+            self._path = Path(self._path)
+        return self._path
 
     @property
     def fixture(self) -> Path:
         return self.path.with_suffix(".log")
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PatternFile):
+            return NotImplemented
+        return (os.fspath(self._path), self.catalogue, self.pattern) == \
+            (os.fspath(other._path), other.catalogue, other.pattern)
+
+    __hash__ = None  # type: ignore[assignment]  # as the pydantic model it holds
+
+    def __repr__(self) -> str:
+        return f"PatternFile({self.head.id!r}, {os.fspath(self._path)!r})"
+
+    def row(self) -> tuple[PatternHead, bytes, str, str | None]:
+        """What the cache keeps of it."""
+        blob = self._blob if self._blob is not None else pickle.dumps(self.pattern, protocol=pickle.HIGHEST_PROTOCOL)
+        return self.head, blob, os.fspath(self._path), self.catalogue
+
 
 @dataclass(frozen=True, slots=True)
 class Library:
     files: tuple[PatternFile, ...]
+    key: str | None = None  # the content key of its files and model code, when known
 
     @property
     def patterns(self) -> list[Pattern]:
@@ -48,7 +124,7 @@ class Library:
 
     def get(self, pattern_id: str) -> PatternFile:
         for f in self.files:
-            if f.pattern.id == pattern_id:
+            if f.head.id == pattern_id:
                 return f
         raise KeyError(pattern_id)
 
@@ -121,7 +197,7 @@ def load_library(roots: Sequence[Path]) -> Library:
     code = _code_hash()
     stats = _stat_key(code.copy(), entries)
     known = read_cached(stats.entry)
-    if known is not None and (library := _from_cache(_library_path(known.decode(errors="replace")), paths)):
+    if known is not None and (library := _from_cache(known.decode(errors="replace"), paths)):
         return library
     errors: list[PatternError] = []
     texts: list[tuple[Path, str]] = []
@@ -132,11 +208,12 @@ def load_library(roots: Sequence[Path]) -> Library:
             errors.append(exc)
     key = _content_key(code, texts)
     cached = _library_path(key)
-    if not errors and (library := _from_cache(cached, paths)) is not None:
+    if not errors and (library := _from_cache(key, paths)) is not None:
         _remember(stats, key)
         return library
-    library = _parse(texts, errors)
-    if write_atomic(cached, pickle.dumps(library.files, protocol=pickle.HIGHEST_PROTOCOL)):
+    library = Library(_parse(texts, errors).files, key)
+    rows = [pf.row() for pf in library.files]
+    if write_atomic(cached, pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)):
         prune(cached.parent, keep=32)
         _remember(stats, key)
     return library
@@ -182,9 +259,10 @@ def _relation_line(path: Path, key: str, index: int) -> int | None:
 
 
 def _code_hash() -> hashlib._Hash:
-    """The code the cached models depend on: the model modules, pydantic and Python."""
+    """The code the cached models depend on: the model modules, this one (the heads), the
+    triggers' translation (scan), pydantic and Python."""
     h = hashlib.sha256(f"{sys.version}\0{PYDANTIC_VERSION}".encode())
-    for module in (schema, catalogue, choices):
+    for module in (schema, catalogue, choices, sys.modules[__name__], scan):
         h.update(Path(module.__file__ or "").read_bytes())
     return h
 
@@ -224,18 +302,19 @@ def _remember(stats: _Stats, key: str) -> None:
         prune(stats.entry.parent, keep=32)
 
 
-def _from_cache(cached: Path, paths: Sequence[Path]) -> Library | None:
+def _from_cache(key: str, paths: Sequence[Path]) -> Library | None:
     """The pickled validated models (written by this user, keyed by the model code), or None
-    when missing, damaged or of other files: the library is then parsed again."""
-    data = read_cached(cached)
+    when missing, damaged or of other files: the library is then parsed again. Each pattern
+    stays pickled until it is asked for (PatternFile)."""
+    data = read_cached(_library_path(key))
     if data is None:
         return None
     try:
-        files = pickle.loads(data)
+        rows = pickle.loads(data)
+        files = tuple(PatternFile.pickled(head, blob, path, cat) for head, blob, path, cat in rows)
     except Exception:  # a damaged pickle raises nearly anything; it only costs a parse
         return None
-    if not (isinstance(files, tuple) and all(isinstance(f, PatternFile) for f in files)):
+    if not all(isinstance(pf.head, PatternHead) for pf in files) \
+            or {pf._path for pf in files} != {os.fspath(p) for p in paths}:
         return None
-    if {f.path for f in files} != set(paths):
-        return None
-    return Library(files)
+    return Library(files, key)
