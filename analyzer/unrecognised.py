@@ -40,18 +40,24 @@ _PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w
 # warnings are not errors: a healthy service logs them
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
 # Error lines of other shapes: a compiler's (gcc, nvcc), a command-line tool's (docker, podman,
-# ollama and other cobra CLIs), a shell's "command not found", glog's ERROR/FATAL lines (Triton
-# Inference Server, XLA, libnvidia-container, Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines
-# (NCCL warns only when something failed), and a Go error chain printed bare: Go's convention
-# is a lowercase "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA
-# device plugin's and container toolkit's), at the start of the message. Any of them may follow
+# ollama and other cobra CLIs, also after an emoji), Open MPI's fatal error handler, a shell's
+# "command not found", glog's ERROR/FATAL lines (Triton Inference Server, XLA, libnvidia-container,
+# Kubernetes components), apptainer's `ERROR  :`, NCCL's WARN lines (NCCL warns only when something
+# failed), and a Go error chain printed bare: Go's convention is a lowercase
+# "error <doing what>: <cause>: <cause>" (fmt.Errorf wrapping, e.g. the NVIDIA device plugin's
+# and container toolkit's), at the start of the message. Any of them may follow
 # the head Go's standard logger writes: a prefix the program sets (nvidia-docker 1.x: its name and
 # " | "), then the date and time (scan.py's GO_LOG_DATE)
 _GO_LOG = r"(?:[\w./-]+ \| )?" + GO_LOG_DATE
 _GO_LOG_HEAD = re.compile("^" + _GO_LOG)
 _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
-                         r"|(?:docker: )?Error response from daemon: |Error: |(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
+                         r"|(?:docker: )?Error response from daemon: "
+                         # "Error: " after the emoji some tools put before it (CuTe DSL's "❌ Error: ")
+                         r"|(?:[\u2600-\u27BF\U0001F300-\U0001FAFF]\uFE0F?\s*)?Error: "
+                         r"|(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
+                         # Open MPI's MPI_ERRORS_ARE_FATAL handler: "*** An error occurred in MPI_Init_thread"
+                         r"|\*\*\* (?=An error occurred in \S)"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "

@@ -120,12 +120,23 @@ def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: Comp
         assert (top.id if top.kind == "pattern" else top.title).startswith(expected), (line, top.title)
 
 
+def test_error_lines_of_the_newer_shapes_are_found_deep_in_a_long_log(library: CompiledLibrary) -> None:
+    """Phase 1 must hit them too: in a long log only the regions around its hits are read."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    for line in ("❌ Error: Target SM ARCH unknown is not compatible", "*** An error occurred in MPI_Comm_split"):
+        log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
+        titles = [f.title for f in analyze_bytes(log.encode(), library).findings]
+        assert titles == [f"Not recognised: {line}"], (line, titles)
+
+
 def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibrary) -> None:
     healthy = ("Dec 10 07:51:15 LabSZ sshd[24324]: error: Received disconnect from 195.154.37.122: 3: "
                "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"
                "2570021 node-5 action error 1074121927 1 risBoot (command 1903) Error: Timed out while waiting\n"
                "RAS APP FATAL ciod: Error loading /bgl/apps/hpl: program image too big\n"  # BGL's, not Go's form
-               "no error reading the config: all good\n")
+               "no error reading the config: all good\n"
+               "*** An error occurred? No: all good\n"  # Open MPI's banner names where the error occurred
+               "✅ No Error: all good\n")
     assert analyze_bytes(healthy.encode(), library).findings == []
 
 
@@ -183,6 +194,9 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
             "Error: Error response from daemon: repository nvidia-smi not found",
         "2024/03/01 10:00:01.123456 error creating device plugin server: listen unix: bind: address already in use":
             "error creating device plugin server",
+        # Open MPI's MPI_ERRORS_ARE_FATAL banner and CuTe DSL's emoji before "Error: " (training b25-09, b25-01)
+        "*** An error occurred in MPI_Init_thread": "*** An error occurred in MPI_Init_thread",
+        "❌ Error: Target SM ARCH unknown is not compatible": "❌ Error: Target SM ARCH unknown",
     }
     for line, expected in strong.items():
         found, _ = _error_lines(line)
