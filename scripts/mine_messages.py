@@ -47,7 +47,9 @@ CALLS = {
          r"|\blog_(unit_)?(emergency|alert|crit|error|warning|notice)(_errno)?\(|\b(pr|dev|drm)_(err|warn|crit|alert)\("
          # Triton: Status(Status::Code::X, ...), TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_X, ...), its loggers
          r"|Status::Code::[A-Z_]+,|TRITONSERVER_ERROR_[A-Z_]+,|TRITONSERVER_LOG_(ERROR|WARN),"
-         r"|\bLOG_(ERROR|WARNING|FATAL) *<<|LOG_TRITONSERVER_ERROR\()",
+         r"|\bLOG_(ERROR|WARNING|FATAL) *<<|LOG_TRITONSERVER_ERROR\("
+         # llama.cpp / ggml: LLAMA_LOG_ERROR(...), GGML_LOG_WARN(...), common's LOG_ERR(...), the server's SRV_ERR(...)
+         r"|\b(LLAMA|GGML)_LOG_(ERROR|WARN)\(|\bLOG_(ERR|WRN)\(|\b(SRV|SLT|QUE)_(ERR|WRN)\(|\bGGML_ABORT\()",
     "go": r"(errors\.New\(|fmt\.Errorf\(|\b(log|slog|klog|logrus|logger|l)\.(Error|Errorf|Warn|Warnf|Warning"
           r"|Warningf|Fatal|Fatalf|Panic|Panicf|ErrorS|ErrorContext|WarnContext)\()",
     # thiserror's `#[error("...")]` gives an error type its message
