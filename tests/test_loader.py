@@ -129,6 +129,23 @@ def test_a_library_seen_before_is_read_from_the_cache(tmp_path: Path, monkeypatc
     assert load_library([root]).files == first.files
 
 
+def test_a_run_from_the_cache_unpickles_only_the_patterns_it_finds(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run needs every pattern's head (triggers, switches, conditions); the whole model
+    only of the few its triggers find. A stage that reads all models would undo that."""
+    from analyzer.run import load
+    from analyzer.triage import analyze
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    load()  # parses the library and fills the cache
+    library = load()
+    assert not any(cp.file.loaded for cp in library.patterns.values())
+    report = analyze([str(ROOT / "examples" / "founding-incident.log")], library, knowledge=False)
+    loaded = {cp.id for cp in library.patterns.values() if cp.file.loaded}
+    assert {f.id for f in report.findings if f.kind == "pattern"} <= loaded
+    assert 0 < len(loaded) <= 40 < len(library.patterns)
+
+
 def test_unchanged_files_are_not_even_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files whose size, inode and modification time are as when the library was cached are
     not read again; a file modified since is; a file modified within the clock's racy window

@@ -87,6 +87,11 @@ class PatternFile:
         return self._pattern
 
     @property
+    def loaded(self) -> bool:
+        """Whether the validated model is unpickled (or was parsed) yet."""
+        return self._pattern is not None
+
+    @property
     def path(self) -> Path:
         if isinstance(self._path, str):
             self._path = Path(self._path)
