@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.choices import Confidence
 from analyzer.cut import cut_match
 from analyzer.data import builtin_patterns
 from analyzer.diagnose import diagnose, number
@@ -23,7 +22,7 @@ from analyzer.readers import parse_lines
 from analyzer.readers.source import Source
 from analyzer.regions import RegionBuilder
 from analyzer.scan import EngineFactory
-from analyzer.unrecognised import Collector, error_line, place, unrecognised
+from analyzer.unrecognised import Collector, error_line, names_a_cause, place, unrecognised
 
 
 def load(extra_dirs: Sequence[Path] = (), engine_factory: EngineFactory | None = None,
@@ -129,7 +128,7 @@ class Run:
 
     def report(self) -> Report:
         d = diagnose(self.matches, self.facts, self.library)
-        explained = any(f.confidence is not Confidence.low for f in d.findings)
+        explained = any(names_a_cause(f) for f in d.findings)
         findings = number(place(d.findings, unrecognised(self.collector, self.library.rulebook.emitters, explained)))
         if self.knowledge:
             from analyzer.kb.enrich import enrich

@@ -388,8 +388,15 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
     return out
 
 
+def names_a_cause(f: Finding) -> bool:
+    """A finding that explains a failure: medium or high confidence, and more than the
+    information a healthy start-up also prints (an info finding says what a line means,
+    e.g. XLA's plugins registered twice, not why anything failed)."""
+    return f.confidence is not Confidence.low and f.severity is not Severity.info
+
+
 def place(findings: Sequence[Finding], unknown: Sequence[Finding]) -> list[Finding]:
-    """Unrecognised errors go after every finding that names a cause (medium or high
-    confidence) and before the consequences."""
-    at = next((i for i, f in enumerate(findings) if f.confidence is Confidence.low), len(findings))
+    """Unrecognised errors go after every finding that names a cause and before the
+    consequences and the merely informative."""
+    at = next((i for i, f in enumerate(findings) if not names_a_cause(f)), len(findings))
     return [*findings[:at], *unknown, *findings[at:]]

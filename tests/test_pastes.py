@@ -87,6 +87,19 @@ def test_an_unknown_error_ranks_above_the_consequences_and_below_causes(library:
     assert [f.kind for f in cause_first][:2] == ["pattern", FindingKind.unrecognised]
 
 
+def test_an_unknown_error_ranks_above_findings_that_only_inform(library: CompiledLibrary) -> None:
+    """XLA's start-up lines about plugins registered twice are understood (an info finding),
+    but they are not why the run failed: the unknown error after them is the lead."""
+    log = ("E0000 00:00:1751448150.986970   10148 cuda_dnn.cc:8579] Unable to register cuDNN factory: "
+           "Attempting to register factory for plugin cuDNN when one has already been registered\n"
+           "Traceback (most recent call last):\n"
+           '  File "/app/x.py", line 3, in <module>\n'
+           "    run()\n"
+           "RuntimeError: frobnicator exploded on device 0\n")
+    found = analyze_bytes(log.encode(), library).findings
+    assert [(f.kind, f.severity) for f in found] == [(FindingKind.unrecognised, "low"), ("pattern", "info")]
+
+
 def test_warnings_are_not_errors(library: CompiledLibrary) -> None:
     log = ("UserWarning: TypedStorage is deprecated. It will be removed in the future.\n"
            "FutureWarning: `resume_download` is deprecated and will be removed in version 1.0.0.\n")
