@@ -18,9 +18,9 @@ import regex
 
 from analyzer.choices import InputForm
 from analyzer.errors import PatternError, PatternErrors
-from analyzer.library.compile import CompiledLibrary, compile_library, compile_pattern, trigger_of
+from analyzer.library.compile import CompiledLibrary, compile_library, compile_pattern
 from analyzer.library.fixture_file import Expect, Fixture, fixture_of, parse_fixture
-from analyzer.library.load import Library, PatternFile, load_library, load_pattern, pattern_paths
+from analyzer.library.load import Library, PatternFile, load_library, load_pattern, pattern_paths, trigger_of
 from analyzer.library.yamlfile import load_yaml, read_text
 from analyzer.scan import HyperscanEngine, Trigger, hyperscan_available
 

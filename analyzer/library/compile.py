@@ -18,9 +18,9 @@ import regex
 from analyzer.cache import cache_dir, prune, write_atomic
 from analyzer.choices import InputForm
 from analyzer.errors import PatternError
-from analyzer.library.load import Library, PatternFile, PatternHead
+from analyzer.library.load import Library, PatternFile, PatternHead, trigger_of
 from analyzer.library.rules import RuleBook
-from analyzer.library.schema import Expression, Mark, Pattern
+from analyzer.library.schema import Mark, Pattern
 from analyzer.scan import STRUCTURAL, Engine, EngineFactory, Trigger, default_engine, fact_key, hyperscan_source
 
 MATCH_TIMEOUT_S = 0.5  # one slow pattern on one event must not hang a run
@@ -59,10 +59,6 @@ class CompiledPattern:
 
 def _flags(ignorecase: bool) -> int:
     return int(regex.MULTILINE | (regex.IGNORECASE if ignorecase else 0))
-
-
-def trigger_of(expr: Expression) -> str:
-    return expr.trigger if expr.trigger is not None else hyperscan_source(expr.regex)
 
 
 def compile_pattern(pf: PatternFile) -> CompiledPattern:

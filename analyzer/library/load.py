@@ -20,13 +20,18 @@ from analyzer.errors import PatternError, PatternErrors
 from analyzer.library import catalogue, schema
 from analyzer.library.catalogue import Catalogue, expand
 from analyzer.library.ids import is_catalogue, pattern_entries
-from analyzer.library.schema import Pattern, Role
+from analyzer.library.schema import Expression, Pattern, Role
 from analyzer.library.yamlfile import line_of, load_yaml, read_text, validate
 from analyzer.scan import hyperscan_source
 
 RACY_S = 2.0  # a file written this close to the cache entry may change without its stat changing
 
 SCHEMA_LINE = "# yaml-language-server: $schema=../schema.json"
+
+
+def trigger_of(expr: Expression) -> str:
+    """An expression's phase-1 source: its `trigger:`, or its regex made fit for phase 1."""
+    return expr.trigger if expr.trigger is not None else hyperscan_source(expr.regex)
 
 
 class PatternHead(NamedTuple):
@@ -51,7 +56,7 @@ class PatternHead(NamedTuple):
         m = p.match
         return cls(p.id, p.role.value, p.marks.value if p.marks is not None else None, m.scope.value,
                    bool(m.all), m.in_container, m.ignorecase, tuple(e.regex for e in m.expressions),
-                   tuple(e.trigger if e.trigger is not None else hyperscan_source(e.regex) for e in m.expressions),
+                   tuple(trigger_of(e) for e in m.expressions),
                    tuple(p.conditions()))
 
     @property
