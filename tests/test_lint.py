@@ -85,6 +85,24 @@ def test_benign_hits_fail_unless_known(tmp_path: Path) -> None:
     assert [p for p in lint_library([root], [benign]) if p.check == "benign"] == []
 
 
+def test_a_trigger_broader_than_its_regex_on_benign_logs_is_reported(tmp_path: Path) -> None:
+    """A `trigger:` cut down to a fragment common in healthy logs (a sweep once shipped
+    `\\) failed: `, which slowed whole-file runs by a third) makes phase 2 read lines for nothing."""
+    pid = "flashinfer-moe-ep-backend-not-built"
+    root = _library_copy(tmp_path, [pid])
+    path = root / "distributed" / f"{pid}.yaml"
+    narrow = "      trigger: 'dlopen\\([^)\\n]*lib(?:nccl|nixl)[^)\\n]*\\) failed: '"
+    text = path.read_text()
+    assert narrow in text
+    benign = [BENIGN / "BGL_2k.log"]
+    assert [p for p in lint_library([root], benign) if p.check == "trigger"] == []
+    path.write_text(text.replace(narrow, "      trigger: '\\) failed: '"))
+    (problem,) = [p for p in lint_library([root], benign) if p.check == "trigger"]
+    assert problem.path == path and "BGL_2k.log:" in problem.message and problem.help
+    lines = path.read_text().split("\n")
+    assert "dlopen" in lines[problem.line - 1] and lines[problem.line].strip() == "trigger: '\\) failed: '"
+
+
 def test_the_library_lints_clean_including_benign_logs() -> None:
     problems = lint_library([ROOT / "patterns"], sorted(BENIGN.glob("*.log")))
     assert [str(p) for p in problems] == []

@@ -27,6 +27,7 @@ from analyzer.scan import HyperscanEngine, Trigger, hyperscan_available
 ADVERSARIAL_LENGTH = 4000
 SLOW_SECONDS = 0.05
 KNOWN_FALSE_POSITIVES = "known-false-positives.yaml"
+TRIGGER_WASTE_LINES = 10  # benign lines a trigger may hit while its own regex refuses them
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,63 @@ class BenignSilence:
                               f"in patterns/{KNOWN_FALSE_POSITIVES} with a reason")
 
 
+class TriggerBreadth:
+    name = "trigger"
+    description = (f"no phase-1 trigger hits more than {TRIGGER_WASTE_LINES} lines of the benign logs that its own "
+                   "regex then refuses (each such line is parsed and matched again on every run)")
+
+    def run(self, ctx: Context) -> Iterator[Problem]:
+        if ctx.compiled is None:
+            return
+        compiled = ctx.compiled
+        owners: list[tuple[str, int] | None] = []  # trigger index → (pattern id, expression index)
+        counts: dict[str, int] = {}
+        for t in compiled.triggers:
+            if t.key in compiled.patterns:  # a pattern's triggers come in its expressions' order
+                counts[t.key] = counts.get(t.key, 0) + 1
+                owners.append((t.key, counts[t.key] - 1))
+            else:
+                owners.append(None)  # a structural or fact trigger
+        refused: dict[tuple[str, int], list[str]] = {}
+        for log in ctx.benign:
+            messages, hits = _benign_hits(compiled, log)
+            for line, idx in sorted(hits):
+                owner = owners[idx]
+                if owner is None:
+                    continue
+                pid, j = owner
+                message = messages.get(line, "")
+                if not compiled.patterns[pid].regexes[j].search(message):
+                    refused.setdefault(owner, []).append(f"{log.name}:{line}")
+        for (pid, j), where in sorted(refused.items()):
+            if len(where) <= TRIGGER_WASTE_LINES:
+                continue
+            pf = ctx.library.get(pid)
+            yield Problem(self.name, pf.path, _line_of_regex(pf, j),
+                          f"trigger {trigger_of(pf.pattern.match.expressions[j])!r} hits {len(where)} benign lines "
+                          f"its regex refuses (first: {', '.join(where[:3])})",
+                          "give the expression a `trigger:` that names the message's own words, not a fragment "
+                          "common to healthy logs")
+
+
+def _benign_hits(compiled: CompiledLibrary, log: Path) -> tuple[dict[int, str], set[tuple[int, int]]]:
+    """A benign log's message on each line, and the (line, trigger index) pairs phase 1 finds in it."""
+    from analyzer.readers import parse_lines
+    from analyzer.readers.source import open_source
+
+    source = open_source(str(log))
+    try:
+        buf = b"".join(source.chunks())
+    finally:
+        source.close()
+    messages: dict[int, str] = {}
+    for record in parse_lines(buf.split(b"\n"), source.form, 1, str(log)):
+        for line in range(record.line, record.end_line + 1):
+            messages[line] = record.message
+    hits = {(buf.count(b"\n", 0, max(end - 1, 0)) + 1, idx) for end, idx in compiled.engine(source.form).scan(buf)}
+    return messages, hits
+
+
 class Finished:
     name = "unfinished"
     description = "no draft placeholder is left: a TODO in the pattern, the `# ok` placeholder in its fixture"
@@ -233,7 +291,8 @@ class Finished:
                 yield Problem(self.name, path, line, message, "finish the draft before it can land")
 
 
-CHECKS: tuple[Check, ...] = (Compiles(), Backtracking(), Fixtures(), Overlap(), BenignSilence(), Finished())
+CHECKS: tuple[Check, ...] = (Compiles(), Backtracking(), Fixtures(), Overlap(), BenignSilence(), TriggerBreadth(),
+                             Finished())
 
 
 def _line_of_regex(pf: PatternFile, index: int) -> int | None:
