@@ -397,6 +397,9 @@ def names_a_cause(f: Finding) -> bool:
 
 def place(findings: Sequence[Finding], unknown: Sequence[Finding]) -> list[Finding]:
     """Unrecognised errors go after every finding that names a cause and before the
-    consequences and the merely informative."""
-    at = next((i for i, f in enumerate(findings) if not names_a_cause(f)), len(findings))
-    return [*findings[:at], *unknown, *findings[at:]]
+    consequences and the merely informative, each side in its ranked order (a consequence of
+    higher severity can outscore a cause: with an unknown error beside them, it still goes below)."""
+    if not unknown:
+        return list(findings)
+    causes = [f for f in findings if names_a_cause(f)]
+    return [*causes, *unknown, *(f for f in findings if not names_a_cause(f))]

@@ -87,6 +87,23 @@ def test_an_unknown_error_ranks_above_the_consequences_and_below_causes(library:
     assert [f.kind for f in cause_first][:2] == ["pattern", FindingKind.unrecognised]
 
 
+def test_an_unknown_error_goes_below_every_cause_even_one_a_consequence_outscores(library: CompiledLibrary) -> None:
+    """Ranking is by severity first, so a consequence can rank above a cause; an unknown error
+    still goes below every finding that names a cause and above every consequence."""
+    from analyzer.unrecognised import names_a_cause, place
+
+    log = ("Traceback (most recent call last):\n"
+           '  File "/venv/lib/python3.12/site-packages/sglang/srt/server.py", line 10, in launch\n'
+           "    raise ValueError(msg)\n"
+           "ValueError: unsupported value for --attention-backend: fa9\n"
+           "sglang.service: Main process exited, code=killed, status=9/KILL\n")
+    unknown, consequence = analyze_bytes(log.encode(), library).findings
+    [cause] = analyze_bytes(b"Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n", library).findings
+    assert names_a_cause(cause) and not names_a_cause(consequence) and unknown.kind is FindingKind.unrecognised
+    assert place([consequence, cause], [unknown]) == [cause, unknown, consequence]
+    assert place([consequence, cause], []) == [consequence, cause]
+
+
 def test_an_unknown_error_ranks_above_findings_that_only_inform(library: CompiledLibrary) -> None:
     """XLA's start-up lines about plugins registered twice are understood (an info finding),
     but they are not why the run failed: the unknown error after them is the lead."""
@@ -498,6 +515,19 @@ def test_a_paste_form_does_not_change_the_diagnosis(form: str, library: Compiled
         lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
         base = ids("\n".join(lines), library)[:1]
         pasted = ids("\n".join(PASTE_FORMS[form](lines)), library)[:1]
-        if pasted != base:
+        if pasted != base and not _container_refinement(form, base, pasted, library):
             changed.append((path.name, base, pasted))
     assert not changed
+
+
+CONTAINER_FORMS = {"Compose service column", "kubectl logs --prefix"}  # prefixes that say "a container's line"
+
+
+def _container_refinement(form: str, base: list[str], pasted: list[str], library: CompiledLibrary) -> bool:
+    """Behind a container's log prefix a pattern kept for containers (`in_container: true`) may
+    rank above the general pattern it refines: the prefix itself is evidence (the Kubernetes or
+    Compose variant of "no driver")."""
+    if form not in CONTAINER_FORMS or not base or not pasted or pasted[0] not in library.patterns:
+        return False
+    cp = library.patterns[pasted[0]]
+    return cp.head.in_container and base[0] in cp.pattern.refines
