@@ -83,14 +83,16 @@ STRUCTURAL = (
     Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
     Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
-    # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines, and the
+    # gcc/nvcc, docker, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines (also pasted
+    # without NCCL's "host:pid:tid [dev] file:line" head, so at the start of a line), and the
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
     # Go error chain printed bare, ROCm's HIP runtime at its error level, an emoji's "Error: ", Open MPI's)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
-            r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: | NCCL WARN |Exception in thread \"|\] \[(?:ERROR|CRITICAL)\] "
+            r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
+            r"|Exception in thread \"|\] \[(?:ERROR|CRITICAL)\] "
             r"|what\(\): |(?:nvcc|ptxas|nvlink|cicc|fatbinary)[^\n]{0,200}(?:fatal|error) +: "
             r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: "
             r"|" + _START + r"[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "

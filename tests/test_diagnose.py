@@ -74,6 +74,26 @@ def test_a_rule_on_a_fact_seen_with_two_values(library: CompiledLibrary) -> None
     assert any("rule nccl-versions-differ-across-ranks confirms it" in r and "2.14.3 and 2.19.3" in r for r in top.reasons)
 
 
+# PaddlePaddle's device banner (paddle/fluid/platform/device_context.cc, 2.x), then Thrust's error
+PADDLE_CU102_ON_SM86 = b"""\
+W0214 14:20:51.479054 24961 device_context.cc:447] Please NOTE: device: 0, GPU Compute Capability: 8.6, Driver API Version: 11.4, Runtime API Version: 10.2
+W0214 14:20:51.479620 24961 device_context.cc:465] device: 0, cuDNN Version: 8.3.
+RuntimeError: parallel_for failed: cudaErrorNoKernelImageForDevice: no kernel image is available for execution on the device
+"""
+
+
+def test_a_paddle_build_older_than_the_gpu_is_named_from_its_banner(library: CompiledLibrary) -> None:
+    top = analyze_bytes(PADDLE_CU102_ON_SM86, library).findings[0]
+    assert (top.id, top.kind) == ("paddle-cuda-build-older-than-gpu", "rule")
+    assert "CUDA 10.2" in top.title and "8.6" in top.title and "11.0" in top.title
+    # a CUDA 11.2 build holds sm_86 code; a CUDA 9.0 build of Paddle 1.x holds sm_70 code, which runs on 7.0
+    for banner in (b"GPU Compute Capability: 8.6, Driver API Version: 11.4, Runtime API Version: 11.2",
+                   b"CUDA Capability: 70, Driver API Version: 9.2, Runtime API Version: 9.0"):
+        log = PADDLE_CU102_ON_SM86.replace(
+            b"GPU Compute Capability: 8.6, Driver API Version: 11.4, Runtime API Version: 10.2", banner)
+        assert all(f.id != "paddle-cuda-build-older-than-gpu" for f in analyze_bytes(log, library).findings)
+
+
 def test_facts_contradicting_a_pattern_lower_its_confidence(library: CompiledLibrary) -> None:
     gate = b"Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
     plain = analyze_bytes(gate, library).findings[0]

@@ -153,7 +153,9 @@ def test_error_lines_of_compilers_tools_glog_and_nccl_are_reported(library: Comp
 def test_error_lines_of_the_newer_shapes_are_found_deep_in_a_long_log(library: CompiledLibrary) -> None:
     """Phase 1 must hit them too: in a long log only the regions around its hits are read."""
     filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
-    for line in ("❌ Error: Target SM ARCH unknown is not compatible", "*** An error occurred in MPI_Comm_split"):
+    for line in ("❌ Error: Target SM ARCH unknown is not compatible", "*** An error occurred in MPI_Comm_split",
+                 # an NCCL WARN line pasted without NCCL's "host:pid:tid [dev] file:line" head
+                 "NCCL WARN Frobnicator quux : no widget left"):
         log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
         titles = [f.title for f in analyze_bytes(log.encode(), library).findings]
         assert titles == [f"Not recognised: {line}"], (line, titles)
