@@ -104,7 +104,11 @@ STRUCTURAL = (
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
-            r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in )",
+            r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "
+            # FFmpeg's "[component @ 0x55...] " before a failure (unrecognised._FFMPEG_FAILED), ffmpeg's last line
+            r"|\[[\w:.-]+ @ (?:0x)?[0-9a-fA-F]+\] "
+            r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No |[^\n]*failed)"
+            r"|Conversion failed!)",
             reach=Reach.narrow),
 )
 

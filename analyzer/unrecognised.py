@@ -74,6 +74,8 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 # exception, PostgreSQL's FATAL and PANIC, ROCm's HIP runtime at AMD_LOG_LEVEL's error level; a line that ends in a
 # colon introduces the lines after it and is not the error (except a C++ check's, cut short). A healthy service's
 # routine "error:" lines (sshd's "error: Received disconnect") have none of these shapes.
+_FFMPEG_FAILED = (r"(?=(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No [\w ]{0,30}devices?\b)"
+                  r"|[^\n]*\bfailed\b)")
 _PREFIXED = re.compile(
     r"(?:\s*what\(\):\s+"
     r"|(?P<tool>nvcc|ptxas|nvlink|cicc|fatbinary)\b[^\n]{0,200}?\b(?:fatal|error)\s+:\s+"
@@ -90,6 +92,10 @@ _PREFIXED = re.compile(
     r"|panic:\s+"
     # ROCm's HIP runtime (clr) with AMD_LOG_LEVEL set: ":1:" is its error level, then file, line, time
     r"|:1:(?P<hip>[\w.]+\.(?:cpp|hpp|h))\s*:\s*\d+\s*:\s*\d+ us:\s+(?:\[pid:\d+ tid:\s?0x[0-9a-fA-F]+\]\s+)?"
+    # FFmpeg's av_log behind a component's "[h264_nvenc @ 0x55...] " (no level printed): a line that
+    # says something failed or cannot be done ("Cannot load libnvidia-encode.so.1", "OpenEncodeSessionEx
+    # failed: ..."); a decoder's routine "error while decoding MB" is lowercase and not one of them
+    r"|\[(?P<ff>[\w:.-]+) @ (?:0x)?[0-9a-fA-F]+\]\s+" + _FFMPEG_FAILED +
     r")(?P<msg>\S.*)")
 # Lines that only a logger's level marks as errors: vLLM ("ERROR 05-03 10:00:00 [file.py:12] "),
 # Python's basicConfig ("ERROR:root:") and default formats, gunicorn ("[time] [pid] [ERROR] "),
@@ -111,7 +117,7 @@ _LOGGED = re.compile(
     r")(?P<msg>\S.*[^:\s])\s*$")
 # Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
 # prefix, which a paste often lacks)
-_WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S")
+_WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$")  # and ffmpeg's last line
 # Go's logrus and its key=value lines (nvidia-ctk, nvidia-container-runtime, containerd, dockerd):
 # the level field marks the error, msg= (and error=) hold it; a logger's line, so weak
 _LOGFMT = re.compile(r"(?:^|\s)level=(?:error|fatal|panic)\s")
@@ -187,7 +193,8 @@ def _holder(event: Event, line: str) -> Record:
 def _unprefixed(m: re.Match[str]) -> str:
     """The message after its prefixes (a what() line holds TensorRT-LLM's own), named after the
     tool that printed it where the prefix names one."""
-    who = m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}") or (m["hip"] and "HIP runtime")
+    who = (m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}") or (m["hip"] and "HIP runtime")
+           or (m["ff"] and f"FFmpeg {m['ff']}"))
     for _ in range(3):
         if not (inner := _PREFIXED.match(m["msg"])):
             break

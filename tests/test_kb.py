@@ -338,5 +338,10 @@ def test_a_pattern_only_run_reads_related_from_the_sidecar_without_duckdb_or_tor
         out2 = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
         assert out2.stdout.split("\n")[0] == related and "duckdb" in out2.stdout.split("\n")[1]
         assert read_related(index.path, index.stamp) == sidecar
+        for damaged in ({"stamp": index.stamp, "titles": {}, "related": {"p": [["pm", 0.9]]}},  # a title lost
+                        {"stamp": index.stamp, "titles": {"pm": "t"}, "related": {"p": [["pm"]]}},  # a cut row
+                        {"stamp": index.stamp, "related": {"p": [["pm", "t", 0.9]]}}):  # the older layout
+            related_path(index.path).write_text(json.dumps(damaged))
+            assert read_related(index.path, index.stamp) is None
     finally:
         related_path(index.path).write_bytes(saved)

@@ -161,6 +161,28 @@ def test_error_lines_of_the_newer_shapes_are_found_deep_in_a_long_log(library: C
         assert titles == [f"Not recognised: {line}"], (line, titles)
 
 
+def test_ffmpeg_failures_behind_its_component_prefix_are_reported_and_its_routine_lines_are_not(
+        library: CompiledLibrary) -> None:
+    """FFmpeg prints no level: "[h264_nvenc @ 0x55...] " then the message. A line saying something
+    failed is an error, found by phase 1 deep in a long log; a decoder's routine complaints are not."""
+    filler = [f"[libx264 @ 0x55d0c2a1b2c0] frame I:{i} Avg QP:20.{i % 10} size: 1234" for i in range(3000)]
+    for line, title in (  # FFmpeg's forms, filled in (nvenc.c's "%s failed: %s", dynlink_loader.h's)
+            ("[hevc_nvenc @ 0x55bd94c6bb40] nvEncFrobnicate failed: quux exploded (42)",
+             "Not recognised: FFmpeg hevc_nvenc: nvEncFrobnicate failed: quux exploded (42)"),
+            ("[h264_cuvid @ 000001af5eaca480] Could not frobnicate the quux widget",
+             "Not recognised: FFmpeg h264_cuvid: Could not frobnicate the quux widget"),
+            ("Conversion failed!", "Not recognised: Conversion failed!")):
+        log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
+        assert [f.title for f in analyze_bytes(log.encode(), library).findings] == [title], line
+    known = "[h264_nvenc @ 0x55688b625f40] Cannot load libnvidia-encode.so.1\n"  # jellyfin#7570, a pattern's
+    assert analyze_bytes(known.encode(), library).findings[0].id == "nvenc-library-not-loadable"
+    routine = ("[h264 @ 0x5581e4c3c940] error while decoding MB 4 22, bytestream -5\n"
+               "[swscaler @ 0x55ab3ad0c000] deprecated pixel format used, make sure you did set range correctly\n"
+               "[libx264 @ 0x55d0c2a1b2c0] using cpu capabilities: MMX2 SSE2Fast SSSE3 SSE4.2 AVX FMA3 BMI2 AVX2\n"
+               "[mp4 @ 0x55d0c2a3c5c0] Starting second pass: moving the moov atom to the beginning of the file\n")
+    assert analyze_bytes((routine + "\n".join(filler[:50]) + "\n").encode(), library).findings == []
+
+
 def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibrary) -> None:
     healthy = ("Dec 10 07:51:15 LabSZ sshd[24324]: error: Received disconnect from 195.154.37.122: 3: "
                "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"

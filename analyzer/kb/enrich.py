@@ -39,23 +39,25 @@ def _linked(pattern_ids: Sequence[str]) -> RelatedByPattern:
     return {pid: [(pm.id, pm.front.title, 1.0) for pm in pms if pid in pm.front.patterns] for pid in pattern_ids}
 
 
-def _related(p: IndexPlan, ids: Sequence[str]) -> RelatedByPattern:
+def _related(p: IndexPlan, ids: Sequence[str]) -> tuple[RelatedByPattern, bool]:
+    """The related postmortems of `ids`, and whether the index is fresh (read once: the
+    sidecar answers both when it is current)."""
     from analyzer.kb.index import is_fresh
     from analyzer.kb.store import read_related, rewrite_related
 
     if (every := read_related(p.path, p.stamp)) is None:
         if not is_fresh(p):
-            return _linked(ids)
+            return _linked(ids), False
         every = rewrite_related(p.path, p.stamp)  # the next run reads the sidecar again
-    return {pid: every.get(pid, []) for pid in ids}
+    return {pid: every.get(pid, []) for pid in ids}, True
 
 
 def enrich(findings: list[Finding], index: Path | None, warnings: list[str]) -> list[Finding]:
-    from analyzer.kb.index import is_fresh, plan
+    from analyzer.kb.index import plan
 
     p = plan(index)
     ids = sorted({pid for f in findings for pid in _pattern_ids(f)})
-    related = _related(p, ids)
+    related, fresh = _related(p, ids)
     out = []
     for f in findings:
         best: dict[str, Related] = {}
@@ -65,7 +67,7 @@ def enrich(findings: list[Finding], index: Path | None, warnings: list[str]) -> 
         ranked = sorted(best.values(), key=lambda r: -r.score)[:5]
         out.append(f.model_copy(update={"related": ranked}))
     unknown = [f for f in out if f.kind is FindingKind.unrecognised]
-    if unknown and not is_fresh(p):
+    if unknown and not fresh:
         warnings.append(f"{len(unknown)} error(s) match no pattern; build the index with `triage kb index` "
                         "to see the nearest past incidents")
     elif unknown:
