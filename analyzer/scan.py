@@ -75,6 +75,12 @@ TRACEBACK = r"Traceback \(most recent call last\)"  # Python's first traceback l
 GO_LOG_DATE = r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? "  # log.LstdFlags, with Lmicroseconds or not
 _START = r"(?:^|: |> ?|\dZ |  \| |\] |\) |" + GO_LOG_DATE + ")"
 
+# FFmpeg's av_log prints no level, only a component's "[h264_nvenc @ 0x55...] " (Windows: no 0x); behind
+# it, a line that says something failed or cannot be done is an error ("Cannot load libnvidia-encode.so.1",
+# "OpenEncodeSessionEx failed: ..."); a decoder's routine "error while decoding MB" is lowercase, not one
+FFMPEG_COMPONENT = r"\[(?P<ff>[\w:.-]+) @ (?:0x)?[0-9a-fA-F]+\][ \t]+"
+FFMPEG_FAILED = r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No [\w ]{0,30}devices?\b|[^\n]*\bfailed\b)"
+
 # ComfyUI's error dialogs, copied from its web page: a traceback without Python's first line
 COMFY_DIALOG = r"Error occurred when executing |\*\*Exception Type:\*\* "
 
@@ -105,10 +111,8 @@ STRUCTURAL = (
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
             r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "
-            # FFmpeg's "[component @ 0x55...] " before a failure (unrecognised._FFMPEG_FAILED), ffmpeg's last line
-            r"|\[[\w:.-]+ @ (?:0x)?[0-9a-fA-F]+\] "
-            r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No |[^\n]*failed)"
-            r"|Conversion failed!)",
+            # FFmpeg's component prefix before a failure, and ffmpeg's last line
+            r"|" + FFMPEG_COMPONENT + FFMPEG_FAILED + r"|Conversion failed!)",
             reach=Reach.narrow),
 )
 

@@ -25,7 +25,7 @@ from analyzer.clock import iso, to_seconds
 from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
-from analyzer.scan import GO_LOG_DATE
+from analyzer.scan import FFMPEG_COMPONENT, FFMPEG_FAILED, GO_LOG_DATE
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -74,8 +74,6 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 # exception, PostgreSQL's FATAL and PANIC, ROCm's HIP runtime at AMD_LOG_LEVEL's error level; a line that ends in a
 # colon introduces the lines after it and is not the error (except a C++ check's, cut short). A healthy service's
 # routine "error:" lines (sshd's "error: Received disconnect") have none of these shapes.
-_FFMPEG_FAILED = (r"(?=(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No [\w ]{0,30}devices?\b)"
-                  r"|[^\n]*\bfailed\b)")
 _PREFIXED = re.compile(
     r"(?:\s*what\(\):\s+"
     r"|(?P<tool>nvcc|ptxas|nvlink|cicc|fatbinary)\b[^\n]{0,200}?\b(?:fatal|error)\s+:\s+"
@@ -92,10 +90,8 @@ _PREFIXED = re.compile(
     r"|panic:\s+"
     # ROCm's HIP runtime (clr) with AMD_LOG_LEVEL set: ":1:" is its error level, then file, line, time
     r"|:1:(?P<hip>[\w.]+\.(?:cpp|hpp|h))\s*:\s*\d+\s*:\s*\d+ us:\s+(?:\[pid:\d+ tid:\s?0x[0-9a-fA-F]+\]\s+)?"
-    # FFmpeg's av_log behind a component's "[h264_nvenc @ 0x55...] " (no level printed): a line that
-    # says something failed or cannot be done ("Cannot load libnvidia-encode.so.1", "OpenEncodeSessionEx
-    # failed: ..."); a decoder's routine "error while decoding MB" is lowercase and not one of them
-    r"|\[(?P<ff>[\w:.-]+) @ (?:0x)?[0-9a-fA-F]+\]\s+" + _FFMPEG_FAILED +
+    # FFmpeg's av_log behind its component prefix, where the line says something failed (scan.py)
+    r"|" + FFMPEG_COMPONENT + "(?=" + FFMPEG_FAILED + ")"
     r")(?P<msg>\S.*)")
 # Lines that only a logger's level marks as errors: vLLM ("ERROR 05-03 10:00:00 [file.py:12] "),
 # Python's basicConfig ("ERROR:root:") and default formats, gunicorn ("[time] [pid] [ERROR] "),
