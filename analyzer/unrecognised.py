@@ -24,6 +24,7 @@ from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.clock import iso, to_seconds
 from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
+from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
 from analyzer.scan import FFMPEG_COMPONENT, FFMPEG_FAILED, GO_LOG_DATE
 
@@ -36,7 +37,6 @@ _MASKS = (
     (re.compile(r"\b[0-9a-f]{8,}\b"), "<hex>"),
     (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
 )
-_PACKAGE = re.compile(r"(?:site-packages|dist-packages)[/\\]+(?P<pkg>[A-Za-z_]\w*)[/\\]")  # Windows too
 # warnings are not errors: a healthy service logs them
 _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWarning)\b")
 # Error lines of other shapes: a compiler's (gcc, nvcc), a command-line tool's (docker, podman,
@@ -343,14 +343,12 @@ def _related(program: str | None, unit: str) -> bool:
 def _emitter(frame: Frame | None, emitters: Mapping[str, Emitter]) -> tuple[str, Emitter] | None:
     if frame is None:
         return None
-    m = _PACKAGE.search(frame.file)
-    if m and m["pkg"] in emitters:
-        return m["pkg"], emitters[m["pkg"]]
-    return None
+    pkg = package_of(frame.file, emitters)
+    return (pkg, emitters[pkg]) if pkg is not None and pkg in emitters else None
 
 
 def _where(frame: Frame) -> str:
-    m = _PACKAGE.search(frame.file)
+    m = INSTALLED_PACKAGE.search(frame.file)
     short = frame.file[m.start("pkg"):] if m else frame.file
     return f"{short}, line {frame.line}, in {frame.function}"
 
@@ -376,19 +374,37 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
                        + "+".join(re.findall(r"[A-Za-z]{3,}", u.text)[:8]))
         fix.append("If it is a new failure worth knowing, draft a pattern for it: "
                    f"`triage patterns new ID --from {u.evidence.path}:{u.evidence.line}`.")
+        drift = read_mismatch(u.text, u.frame, emitters)
+        if drift:
+            fix.insert(0, _drift_step(drift))
         digest = hashlib.sha256(u.template.encode()).hexdigest()[:10]
         shown = u.text if len(u.text) <= 150 else u.text[:149].rsplit(" ", 1)[0] + "…"
         out.append(Finding(
             id=f"unrecognised-{digest}", kind=FindingKind.unrecognised, title=f"Not recognised: {shown}",
             severity=Severity.low, confidence=Confidence.low,
-            cause=f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised} "
-                  "It is reported so that it is not lost: the cause is not known to triage.",
+            cause=f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised}"
+                  + (_drift_cause(drift) if drift else "")
+                  + " It is reported so that it is not lost: the cause is not known to triage.",
             fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line,
             last_line=u.evidence.line, first_time=iso(u.first), last_time=iso(u.last),
             captures={"program": who[0]} if who else {},
             reasons=[f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
                      "explain a cause and above those that only describe consequences (low confidence)"]))
     return out
+
+
+def _drift_cause(d: Mismatch) -> str:
+    """What the shape of an interface mismatch suggests, said as a likelihood (analyzer.mismatch)."""
+    between = f"{d.caller} and {d.provider}" if d.provider else f"{d.caller} and the package that defines it"
+    return (f" Its shape is an interface mismatch: {d.caller}'s code {d.what}. Released code rarely gets "
+            f"an interface wrong by itself; the usual reason is a version mismatch between {between} "
+            "(one upgraded without the other), less often a bug in it.")
+
+
+def _drift_step(d: Mismatch) -> str:
+    pinned = f"its requirement on {d.provider}" if d.provider else "its declared requirements"
+    return (f"Compare the installed versions with those {d.caller} was released against (`pip check`, "
+            f"{pinned}, its release notes) and install a pair that goes together.")
 
 
 def names_a_cause(f: Finding) -> bool:

@@ -3,7 +3,8 @@
 
 Each line is a record; tracebacks are rebuilt later from records, per worker. A leading
 RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time; the
-`> ` of a quoted paste is dropped.
+`> ` of a quoted paste is dropped, and so are the Markdown `**` a reporter puts around the one
+line that matters (a traceback's last line, made bold in an issue).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from analyzer.readers.worker import split_worker
 
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 _QUOTE = re.compile(r"(?:> ?)+")  # a log pasted into a chat or an e-mail reply: "> Traceback ..."
+_BOLD = re.compile(r"\*\*(?P<text>[^\s*](?:.*[^\s*])?)\*\*")  # the whole message, not a banner of stars
 
 
 def console_record(path: str, n: int, text: str, time: str | None = None,
@@ -28,6 +30,8 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
     if m := _STAMP.match(text):
         time, text = m["t"], text[m.end():]
     worker, wtime, message = split_worker(text)
+    if b := _BOLD.fullmatch(message):
+        message = b["text"]
     if worker is None and previous is not None:
         worker = previous.worker
     return Record(path=path, line=n, end_line=n, message=message, time=time or wtime, worker=worker, plain=plain)
