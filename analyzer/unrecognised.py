@@ -71,9 +71,10 @@ _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line:
 # runs, trtexec's "[E] "), Slurm's "[time] [job] error: ", a tool's
 # "<prog>: error: " (or "<prog>[pid]: ERROR: " where a syslog line lost its date), a C++ check
 # that names its file ("x.cc:61: InternalError: ..."), Rust and Go panics, the JVM's uncaught
-# exception, PostgreSQL's FATAL and PANIC, ROCm's HIP runtime at AMD_LOG_LEVEL's error level; a line that ends in a
-# colon introduces the lines after it and is not the error (except a C++ check's, cut short). A healthy service's
-# routine "error:" lines (sshd's "error: Received disconnect") have none of these shapes.
+# exception, PostgreSQL's FATAL and PANIC, ROCm's HIP runtime at AMD_LOG_LEVEL's error level, APT's "E: ";
+# a line that ends in a colon introduces the lines after it and is not the error (except a C++
+# check's, cut short). A healthy service's routine "error:" lines (sshd's "error: Received
+# disconnect") have none of these shapes.
 _PREFIXED = re.compile(
     r"(?:\s*what\(\):\s+"
     r"|(?P<tool>nvcc|ptxas|nvlink|cicc|fatbinary)\b[^\n]{0,200}?\b(?:fatal|error)\s+:\s+"
@@ -88,6 +89,7 @@ _PREFIXED = re.compile(
     # PostgreSQL's FATAL and PANIC (the session or the server ends) after its default log_line_prefix
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \w+ \[\d+\] (?:\S+ )?(?P<pg>FATAL|PANIC):\s+"
     r"|panic:\s+"
+    r"|(?P<apt>E):\s+(?=[A-Z])"  # APT's errors (apt-get, apt): "E: Unable to locate package ...", "E: Version ..."
     # ROCm's HIP runtime (clr) with AMD_LOG_LEVEL set: ":1:" is its error level, then file, line, time
     r"|:1:(?P<hip>[\w.]+\.(?:cpp|hpp|h))\s*:\s*\d+\s*:\s*\d+ us:\s+(?:\[pid:\d+ tid:\s?0x[0-9a-fA-F]+\]\s+)?"
     # FFmpeg's av_log behind its component prefix, where the line says something failed (scan.py)
@@ -190,7 +192,7 @@ def _unprefixed(m: re.Match[str]) -> str:
     """The message after its prefixes (a what() line holds TensorRT-LLM's own), named after the
     tool that printed it where the prefix names one."""
     who = (m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}") or (m["hip"] and "HIP runtime")
-           or (m["ff"] and f"FFmpeg {m['ff']}"))
+           or (m["ff"] and f"FFmpeg {m['ff']}") or (m["apt"] and "apt"))
     for _ in range(3):
         if not (inner := _PREFIXED.match(m["msg"])):
             break

@@ -161,6 +161,18 @@ def test_error_lines_of_the_newer_shapes_are_found_deep_in_a_long_log(library: C
         assert titles == [f"Not recognised: {line}"], (line, titles)
 
 
+def test_apts_error_lines_are_reported_and_its_warnings_are_not(library: CompiledLibrary) -> None:
+    """NVIDIA/gpu-driver-container#451 (training b27-13): the driver container's apt-get install of
+    a branch-suffixed Fabric Manager package; APT prints its errors after "E: ", warnings after "W: "."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    line = "E: Version '580.65.06-1' for 'nvidia-fabricmanager-580' was not found"
+    warning = "W: Some index files failed to download. They have been ignored, or old ones used instead."
+    for log in (f"{line}\n", "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"):  # phase 1 finds it too
+        titles = [f.title for f in analyze_bytes(log.encode(), library).findings]
+        assert titles == ["Not recognised: apt: Version '580.65.06-1' for 'nvidia-fabricmanager-580' was not found"]
+    assert analyze_bytes(f"{warning}\n".encode(), library).findings == []
+
+
 def test_ffmpeg_failures_behind_its_component_prefix_are_reported_and_its_routine_lines_are_not(
         library: CompiledLibrary) -> None:
     """FFmpeg prints no level: "[h264_nvenc @ 0x55...] " then the message. A line saying something
