@@ -63,6 +63,8 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
                          r"(?=[^\s:]+: (?:command )?not found\s*$)"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
+# "Error:" alone on its line, the message on the next (dnf: "Error: " then " Problem: package ...")
+_BARE_ERROR = re.compile(r"(?:Error|ERROR):")
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
 # Error lines whose prefix says only "this is an error": the title quotes the message after it.
 # Each shape is a format of a program in the stack: ptxas/nvlink/cicc ("ptxas fatal   : ..."), a
@@ -233,19 +235,26 @@ class Collector:
     # the latest events per input and host, with whether a pattern or an error shape already
     # took them: who logged them is worked out only when a unit fails (`_last_words`)
     said: dict[tuple[str, str | None], deque[tuple[Event, bool]]] = field(default_factory=dict)
+    bare: dict[tuple[str, str | None], str] = field(default_factory=dict)  # a bare "Error:" just read, per input
 
     def add(self, events: Iterable[Event], matched_lines: set[tuple[str, int]]) -> None:
         for event in events:
             matched = any((r.path, r.line) in matched_lines for r in event.records)
-            taken = matched or self._add_error(event)
             last = event.records[-1]
+            bare = self.bare.pop((last.path, last.host), None)
+            taken = matched or self._add_error(event, bare)
+            if event.kind is EventKind.line and _BARE_ERROR.fullmatch(head := event.text.split("\n")[0].strip()):
+                self.bare[(last.path, last.host)] = head
             if event.kind is EventKind.line and (m := _unit_exit(event.text.split("\n")[0])):
                 self._last_words(event, m["unit"], m["status"])
             else:  # a traceback counts too: it is the lead, not the line before it
                 self.said.setdefault((last.path, last.host), deque(maxlen=LAST_WORDS)).append((event, taken))
 
-    def _add_error(self, event: Event) -> bool:
+    def _add_error(self, event: Event, bare: str | None = None) -> bool:
+        """`bare`: the line before was a bare "Error:", whose message is this line (dnf's format)."""
         line, weak = error_line(event), False
+        if line is None and bare and event.kind is EventKind.line:
+            line = f"{bare} {event.text.split(chr(10))[0].strip()}"
         if line is None:
             line, weak = logged_error_line(event), True
         if line is None:

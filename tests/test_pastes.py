@@ -173,6 +173,20 @@ def test_apts_error_lines_are_reported_and_its_warnings_are_not(library: Compile
     assert analyze_bytes(f"{warning}\n".encode(), library).findings == []
 
 
+def test_a_bare_error_line_takes_its_message_from_the_next_line(library: CompiledLibrary) -> None:
+    """dnf prints "Error: " alone and the problem on the next line (NVIDIA/yum-packaging-precompiled-kmod#33,
+    training b27-05; the trailing space lost in the paste), also deep in a long log."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    error = ["Error:", " Problem: package kernel-modules-4.18.0-348.23.1.el8_5.x86_64 requires kernel-uname-r = "
+             "4.18.0-348.23.1.el8_5.x86_64, but none of the providers can be installed"]
+    for lines in (error, [*filler[:1500], *error, *filler[1500:]]):
+        titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+        assert titles == ["Not recognised: Error: Problem: package kernel-modules-4.18.0-348.23.1.el8_5.x86_64 "
+                          "requires kernel-uname-r = 4.18.0-348.23.1.el8_5.x86_64, but none of the…"], titles
+    # "Error:" as a table's heading with nothing after it says nothing
+    assert analyze_bytes(b"Error:\n", library).findings == []
+
+
 def test_ffmpeg_failures_behind_its_component_prefix_are_reported_and_its_routine_lines_are_not(
         library: CompiledLibrary) -> None:
     """FFmpeg prints no level: "[h264_nvenc @ 0x55...] " then the message. A line saying something
