@@ -94,7 +94,7 @@ STRUCTURAL = (
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
     # Go error chain printed bare, ROCm's HIP runtime at its error level, an emoji's "Error: ", Open MPI's,
-    # APT's "E: ", dnf's bare "Error:" before its message)
+    # APT's "E: ", dnf's bare "Error:" before its message, a failed C/C++ or device-side assert)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
@@ -110,6 +110,7 @@ STRUCTURAL = (
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^(?:Error|ERROR): ?\r?$"
+            r"|Assertion [`'][^\n]*[`'] failed"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
             r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "
             # FFmpeg's component prefix before a failure, and ffmpeg's last line

@@ -63,6 +63,11 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
                          r"(?=[^\s:]+: (?:command )?not found\s*$)"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
+# A failed C/C++ assert(): glibc's "[prog: ]file:line: function: Assertion `expr' failed." (the
+# function may be a long C++ signature), and a CUDA kernel's device-side assert, which names the
+# block and thread instead; the expression is the message, where it failed the context
+_ASSERT = re.compile(r"(?:[\w./+-]+: )?(?P<src>[^\s:]+:\d+): (?:.*?: )?(?:block: \[[\d,]+\], thread: \[[\d,]+\] )?"
+                     r"Assertion [`'](?P<expr>.+)[`'] failed\.?\s*$")
 # "Error:" alone on its line, the message on the next (dnf: "Error: " then " Problem: package ...")
 _BARE_ERROR = re.compile(r"(?:Error|ERROR):")
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
@@ -160,6 +165,8 @@ def error_line(event: Event) -> str | None:
         m = EXCEPTION.match(first)
         if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
             return first
+        if a := _ASSERT.match(first):
+            return f"Assertion `{a['expr']}' failed at {a['src']}"
         if _ERROR_LINE.match(first):
             return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", _GO_LOG_HEAD.sub("", first, count=1)))
         if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction

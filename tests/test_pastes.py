@@ -187,6 +187,24 @@ def test_a_bare_error_line_takes_its_message_from_the_next_line(library: Compile
     assert analyze_bytes(b"Error:\n", library).findings == []
 
 
+def test_a_failed_assert_is_reported_by_its_expression(library: CompiledLibrary) -> None:
+    """glibc's assert() line with a long C++ signature (Triton's, vllm-project/vllm#5533, training
+    b28-01) and with the program's name before it; also deep in a long log (phase 1)."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    triton = ("/project/lib/Analysis/Allocation.cpp:43: std::pair<llvm::SmallVector<unsigned int>, "
+              "llvm::SmallVector<unsigned int> > mlir::triton::getCvtOrder(mlir::Attribute, mlir::Attribute): "
+              "Assertion `!(srcMmaLayout && dstMmaLayout && !srcMmaLayout.isAmpere()) && \"mma -> mma layout "
+              "conversion is only supported on Ampere\"' failed.")
+    glibc = "python3: ../src/frob.c:12: frob_init: Assertion `n > 0' failed."
+    for line, title in ((triton, "Not recognised: Assertion `!(srcMmaLayout && dstMmaLayout && "
+                                 "!srcMmaLayout.isAmpere()) && \"mma -> mma layout conversion is only supported on "
+                                 "Ampere\"' failed at…"),
+                        (glibc, "Not recognised: Assertion `n > 0' failed at ../src/frob.c:12")):
+        for lines in ([line], [*filler[:1500], line, *filler[1500:]]):
+            titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+            assert titles == [title], titles
+
+
 def test_ffmpeg_failures_behind_its_component_prefix_are_reported_and_its_routine_lines_are_not(
         library: CompiledLibrary) -> None:
     """FFmpeg prints no level: "[h264_nvenc @ 0x55...] " then the message. A line saying something
