@@ -599,3 +599,23 @@ def _container_refinement(form: str, base: list[str], pasted: list[str], library
         return False
     cp = library.patterns[pasted[0]]
     return cp.head.in_container and base[0] in cp.pattern.refines
+
+
+def test_a_logfmt_value_wrapped_onto_indented_lines_is_read_as_one_line(library: CompiledLibrary) -> None:
+    # Azure/AgentBaker#9150 as quoted: nvidia-ctk's msg="..." wrapped by hand, its rest indented
+    wrapped = (
+        'nvidia-ctk: level=error msg="failed to write spec: invalid CDI Spec:\n'
+        '            failed add device \\"all\\": invalid device, empty device edits"\n'
+        "systemd[1]: nvidia-cdi-refresh.service: Main process exited, code=exited, status=1/FAILURE\n"
+    )
+    top = analyze_bytes(wrapped.encode(), library).findings[0]
+    assert top.id == "cdi-spec-device-with-empty-edits"
+    assert top.evidence[0].line == 1
+
+
+def test_an_open_quote_without_an_indented_closing_piece_is_left_alone() -> None:
+    from analyzer.readers.paste import rejoin
+
+    for data in (b'a=1 msg="open\nnext line" b=2\n', b'msg="open\n  indented but never closed\n'):
+        assert rejoin(data) == data
+    assert rejoin(b'msg="a\n  b"\n') == b'msg="a b"\n\n'

@@ -87,6 +87,7 @@ def rejoin(data: bytes) -> bytes:
         else:
             head = i
     joined = _join_cut_before_space(out) or joined
+    joined = _join_open_quote(out) or joined
     return "\n".join(out).encode("utf-8", "surrogateescape") if joined else data
 
 
@@ -108,6 +109,38 @@ def _join_cut_before_space(out: list[str]) -> bool:
                 joined = True
                 continue
         prev = i
+    return joined
+
+
+# a logfmt value (`msg="...`) opened on a line and not closed on it
+_OPEN_QUOTE = re.compile(r'\b\w+="(?:[^"\\]|\\.)*$')
+_CLOSES_QUOTE = re.compile(r'^(?:[^"\\]|\\.)*"')
+MAX_QUOTE_PIECES = 8
+
+
+def _join_open_quote(out: list[str]) -> bool:
+    """Join, in place, the indented lines that continue a logfmt value left open at the end of its
+    line (`level=error msg="failed to write spec: invalid CDI Spec:` wrapped by hand, its rest on
+    lines indented under it) up to the piece that closes the quote; True when one was joined."""
+    joined = False
+    i = 0
+    while i < len(out):
+        head = out[i].rstrip("\r")
+        if _OPEN_QUOTE.search(head):
+            pieces: list[int] = []
+            j = i + 1
+            while j < len(out) and len(pieces) < MAX_QUOTE_PIECES and out[j][:1] in (" ", "\t") and out[j].strip():
+                pieces.append(j)
+                if _CLOSES_QUOTE.match(out[j].strip()):
+                    break
+                j += 1
+            if pieces and _CLOSES_QUOTE.match(out[pieces[-1]].strip()):
+                out[i] = head + "".join(" " + out[k].strip() for k in pieces)
+                for k in pieces:
+                    out[k] = ""
+                joined = True
+                i = pieces[-1]
+        i += 1
     return joined
 
 
