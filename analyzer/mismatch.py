@@ -30,6 +30,7 @@ _CALL = re.compile(
     r"|got an unexpected keyword argument '\w+'"
     r"|missing \d+ required (?:positional|keyword-only) arguments?: .+"
     r"|got multiple values for argument '\w+')")
+_MODULE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _MODULE_ATTRIBUTE = re.compile(
     r"^AttributeError: module '(?P<module>[A-Za-z_][\w.]*)' has no attribute '(?P<name>\w+)'")
 _IMPORT = re.compile(r"^ImportError: cannot import name '(?P<name>\w+)' from '(?P<module>[A-Za-z_][\w.]*)'")
@@ -62,7 +63,8 @@ def read_mismatch(text: str, frame: Frame | None, known: Collection[str]) -> Mis
         return None
     if c := _CALL.match(text):
         callee = c["callee"]
-        top = callee.split(".")[0] if "." in callee else None
+        # a module's function (torch.is_autocast_enabled), not a class's method (Linear.__init__)
+        top = callee.split(".")[0] if "." in callee and _MODULE_NAME.fullmatch(callee.split(".")[0]) else None
         if top == caller:
             return None  # its own function: its bug, not drift
         return Mismatch(caller, f"calls {callee}() with arguments it does not accept ({c['what']})",
