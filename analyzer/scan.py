@@ -78,6 +78,10 @@ _START = r"(?:^|: |> ?|\dZ |  \| |\] |\) |" + GO_LOG_DATE + ")"
 # FFmpeg's av_log prints no level, only a component's "[h264_nvenc @ 0x55...] " (Windows: no 0x); behind
 # it, a line that says something failed or cannot be done is an error ("Cannot load libnvidia-encode.so.1",
 # "OpenEncodeSessionEx failed: ..."); a decoder's routine "error while decoding MB" is lowercase, not one
+# The Go runtime's names of the signals it crashes on (runtime/sigtab_linux_generic.go), printed
+# alone on a line when the signal arrives outside Go code (in cgo); inside Go code a panic follows
+GO_FATAL_SIGNAL = (r"SIG(?:SEGV: segmentation violation|BUS: bus error|ILL: illegal instruction"
+                   r"|FPE: floating-point exception|ABRT: abort|TRAP: trace trap|SYS: bad system call)")
 FFMPEG_COMPONENT = r"\[(?P<ff>[\w:.-]+) @ (?:0x)?[0-9a-fA-F]+\][ \t]+"
 FFMPEG_FAILED = r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No [\w ]{0,30}devices?\b|[^\n]*\bfailed\b)"
 
@@ -94,7 +98,8 @@ STRUCTURAL = (
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
     # Go error chain printed bare, ROCm's HIP runtime at its error level, an emoji's "Error: ", Open MPI's,
-    # APT's "E: ", dnf's bare "Error:" before its message, a failed C/C++ or device-side assert)
+    # APT's "E: ", dnf's bare "Error:" before its message, the Go runtime's fatal signal, a failed
+    # C/C++ or device-side assert)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
@@ -110,6 +115,7 @@ STRUCTURAL = (
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^(?:Error|ERROR): ?\r?$"
+            r"|" + _START + GO_FATAL_SIGNAL + r"\r?$"
             r"|Assertion [`'][^\n]*[`'] failed"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
             r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "

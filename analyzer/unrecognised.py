@@ -26,7 +26,7 @@ from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
-from analyzer.scan import FFMPEG_COMPONENT, FFMPEG_FAILED, GO_LOG_DATE
+from analyzer.scan import FFMPEG_COMPONENT, FFMPEG_FAILED, GO_FATAL_SIGNAL, GO_LOG_DATE
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -97,6 +97,9 @@ _PREFIXED = re.compile(
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \w+ \[\d+\] (?:\S+ )?(?P<pg>FATAL|PANIC):\s+"
     r"|panic:\s+"
     r"|(?P<apt>E):\s+(?=[A-Z])"  # APT's errors (apt-get, apt): "E: Unable to locate package ...", "E: Version ..."
+    # the Go runtime's crash on a fatal signal outside Go code (cgo): its signal table's name for it
+    # (runtime/sigtab_linux_generic.go), then "PC=0x... m=N sigcode=N" and the goroutines' stacks
+    r"|(?P<go>)(?=" + GO_FATAL_SIGNAL + r"\s*$)"
     # ROCm's HIP runtime (clr) with AMD_LOG_LEVEL set: ":1:" is its error level, then file, line, time
     r"|:1:(?P<hip>[\w.]+\.(?:cpp|hpp|h))\s*:\s*\d+\s*:\s*\d+ us:\s+(?:\[pid:\d+ tid:\s?0x[0-9a-fA-F]+\]\s+)?"
     # FFmpeg's av_log behind its component prefix, where the line says something failed (scan.py)
@@ -201,7 +204,8 @@ def _unprefixed(m: re.Match[str]) -> str:
     """The message after its prefixes (a what() line holds TensorRT-LLM's own), named after the
     tool that printed it where the prefix names one."""
     who = (m["tool"] or m["prog"] or m["lib"] or (m["pg"] and f"PostgreSQL {m['pg']}") or (m["hip"] and "HIP runtime")
-           or (m["ff"] and f"FFmpeg {m['ff']}") or (m["apt"] and "apt"))
+           or (m["ff"] and f"FFmpeg {m['ff']}") or (m["apt"] and "apt")
+           or (m["go"] is not None and "Go runtime"))
     for _ in range(3):
         if not (inner := _PREFIXED.match(m["msg"])):
             break

@@ -203,6 +203,20 @@ def test_a_failed_assert_is_reported_by_its_expression(library: CompiledLibrary)
             assert titles == [title], titles
 
 
+def test_the_go_runtimes_crash_on_a_fatal_signal_is_reported(library: CompiledLibrary) -> None:
+    """The Go runtime's crash outside Go code, as its signal handler prints it (runtime/signal_unix.go:
+    the signal table's name, then PC, m and sigcode, then the cgo note); also deep in a long log.
+    A Go program that logs the word SIGSEGV in passing says nothing."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    crash = ["SIGSEGV: segmentation violation", "PC=0x7f5bb75066aa m=11 sigcode=1 addr=0x4",
+             "signal arrived during cgo execution", "", "goroutine 1 gp=0xc0000061c0 m=11 [syscall]:"]
+    for lines in (crash, [*filler[:1500], *crash, *filler[1500:]]):
+        titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+        assert titles == ["Not recognised: Go runtime: SIGSEGV: segmentation violation"], titles
+    assert analyze_bytes(b"level=info msg=\"handler installed for SIGSEGV: segmentation violation reports\"\n",
+                         library).findings == []
+
+
 def test_ffmpeg_failures_behind_its_component_prefix_are_reported_and_its_routine_lines_are_not(
         library: CompiledLibrary) -> None:
     """FFmpeg prints no level: "[h264_nvenc @ 0x55...] " then the message. A line saying something
