@@ -168,7 +168,7 @@ def error_line(event: Event) -> str | None:
         m = EXCEPTION.match(first)
         if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
             return first
-        if a := _ASSERT.match(first):
+        if "Assertion " in first and (a := _ASSERT.match(first)):
             return f"Assertion `{a['expr']}' failed at {a['src']}"
         if _ERROR_LINE.match(first):
             return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", _GO_LOG_HEAD.sub("", first, count=1)))
@@ -265,7 +265,8 @@ class Collector:
         """`bare`: the line before was a bare "Error:", whose message is this line (dnf's format)."""
         line, weak = error_line(event), False
         if line is None and bare and event.kind is EventKind.line:
-            line = f"{bare} {event.text.split(chr(10))[0].strip()}"
+            message = event.text.split("\n")[0].strip()
+            line = f"{bare} {message}"
         if line is None:
             line, weak = logged_error_line(event), True
         if line is None:
