@@ -1,15 +1,14 @@
-"""Python errors whose shape says that installed code used an interface that is not there.
+"""Python errors whose shape says that a package's code used an interface that is not there.
 
 CPython raises these at the point of use, in the caller's frame: a `TypeError` when a call's
 arguments do not fit the callee's signature (`takes N positional arguments but M were given`,
 `got an unexpected keyword argument`, `missing N required positional argument`, `takes no
-arguments`), an `AttributeError` when a module or an object lacks the name asked for, an
-`ImportError` when `from X import name` finds no such name. When the innermost frame is in an
-installed package (site-packages, or a known project's source tree), that package's released
-code is the caller, and a released
-caller rarely gets its own interfaces wrong: the usual reason is that it was written against
-another release of the package that provides the interface (one was upgraded without the
-other). This module reads the shape and the parties; `unrecognised` words the finding.
+arguments`), an `AttributeError` when a module lacks the name asked for, an `ImportError` when
+`from X import name` finds no such name. When the innermost frame is in a package's code
+(site-packages, or a known project's source tree), that package's released code is the caller,
+and released code rarely gets its own interfaces wrong: the usual reason is that it was written
+against another release of the package that provides the interface (one was upgraded without
+the other). This module reads the shape and the parties; `unrecognised` words the finding.
 """
 
 from __future__ import annotations
