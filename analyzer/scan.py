@@ -78,12 +78,14 @@ _START = r"(?:^|: |> ?|\dZ |  \| |\] |\) |" + GO_LOG_DATE + ")"
 # FFmpeg's av_log prints no level, only a component's "[h264_nvenc @ 0x55...] " (Windows: no 0x); behind
 # it, a line that says something failed or cannot be done is an error ("Cannot load libnvidia-encode.so.1",
 # "OpenEncodeSessionEx failed: ..."); a decoder's routine "error while decoding MB" is lowercase, not one
+FFMPEG_COMPONENT = r"\[(?P<ff>[\w:.-]+) @ (?:0x)?[0-9a-fA-F]+\][ \t]+"
+FFMPEG_FAILED = r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No [\w ]{0,30}devices?\b|[^\n]*\bfailed\b)"
 # The Go runtime's names of the signals it crashes on (runtime/sigtab_linux_generic.go), printed
 # alone on a line when the signal arrives outside Go code (in cgo); inside Go code a panic follows
 GO_FATAL_SIGNAL = (r"SIG(?:SEGV: segmentation violation|BUS: bus error|ILL: illegal instruction"
                    r"|FPE: floating-point exception|ABRT: abort|TRAP: trace trap|SYS: bad system call)")
-FFMPEG_COMPONENT = r"\[(?P<ff>[\w:.-]+) @ (?:0x)?[0-9a-fA-F]+\][ \t]+"
-FFMPEG_FAILED = r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No [\w ]{0,30}devices?\b|[^\n]*\bfailed\b)"
+# "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
+BARE_ERROR = r"(?:Error|ERROR):"
 
 # ComfyUI's error dialogs, copied from its web page: a traceback without Python's first line
 COMFY_DIALOG = r"Error occurred when executing |\*\*Exception Type:\*\* "
@@ -114,7 +116,7 @@ STRUCTURAL = (
             r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|" + _START + r"(?:ERROR|CRITICAL):[\w.]*:"
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
-            r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^(?:Error|ERROR): ?\r?$"
+            r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^" + BARE_ERROR + r" ?\r?$"
             r"|" + _START + GO_FATAL_SIGNAL + r"\r?$"
             r"|Assertion [`'][^\n]*[`'] failed"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler

@@ -26,7 +26,7 @@ from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
-from analyzer.scan import FFMPEG_COMPONENT, FFMPEG_FAILED, GO_FATAL_SIGNAL, GO_LOG_DATE
+from analyzer.scan import BARE_ERROR, FFMPEG_COMPONENT, FFMPEG_FAILED, GO_FATAL_SIGNAL, GO_LOG_DATE
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -68,8 +68,7 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
 # block and thread instead; the expression is the message, where it failed the context
 _ASSERT = re.compile(r"(?:[\w./+-]+: )?(?P<src>[^\s:]+:\d+): (?:.*?: )?(?:block: \[[\d,]+\], thread: \[[\d,]+\] )?"
                      r"Assertion [`'](?P<expr>.+)[`'] failed\.?\s*$")
-# "Error:" alone on its line, the message on the next (dnf: "Error: " then " Problem: package ...")
-_BARE_ERROR = re.compile(r"(?:Error|ERROR):")
+_BARE_ERROR = re.compile(BARE_ERROR)  # scan.py: the message is on the next line
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
 # Error lines whose prefix says only "this is an error": the title quotes the message after it.
 # Each shape is a format of a program in the stack: ptxas/nvlink/cicc ("ptxas fatal   : ..."), a
