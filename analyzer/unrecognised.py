@@ -250,22 +250,21 @@ class Collector:
     def add(self, events: Iterable[Event], matched_lines: set[tuple[str, int]]) -> None:
         for event in events:
             matched = any((r.path, r.line) in matched_lines for r in event.records)
-            last = event.records[-1]
+            last, first = event.records[-1], event.text.partition("\n")[0]
             bare = self.bare.pop((last.path, last.host), None)
-            taken = matched or self._add_error(event, bare)
-            if event.kind is EventKind.line and _BARE_ERROR.fullmatch(head := event.text.split("\n")[0].strip()):
-                self.bare[(last.path, last.host)] = head
-            if event.kind is EventKind.line and (m := _unit_exit(event.text.split("\n")[0])):
+            after_bare = f"{bare} {first.strip()}" if bare and event.kind is EventKind.line else None
+            taken = matched or self._add_error(event, after_bare)
+            if event.kind is EventKind.line and _BARE_ERROR.fullmatch(first.strip()):
+                self.bare[(last.path, last.host)] = first.strip()
+            if event.kind is EventKind.line and (m := _unit_exit(first)):
                 self._last_words(event, m["unit"], m["status"])
             else:  # a traceback counts too: it is the lead, not the line before it
                 self.said.setdefault((last.path, last.host), deque(maxlen=LAST_WORDS)).append((event, taken))
 
-    def _add_error(self, event: Event, bare: str | None = None) -> bool:
-        """`bare`: the line before was a bare "Error:", whose message is this line (dnf's format)."""
-        line, weak = error_line(event), False
-        if line is None and bare and event.kind is EventKind.line:
-            message = event.text.split("\n")[0].strip()
-            line = f"{bare} {message}"
+    def _add_error(self, event: Event, after_bare: str | None = None) -> bool:
+        """`after_bare`: the line before was a bare "Error:" and this line is its message (dnf's
+        format): the two as one error line, when the line is no error of its own."""
+        line, weak = error_line(event) or after_bare, False
         if line is None:
             line, weak = logged_error_line(event), True
         if line is None:
