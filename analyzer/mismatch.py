@@ -62,8 +62,9 @@ def read_mismatch(text: str, frame: Frame | None, known: Collection[str]) -> Mis
         return None
     if c := _CALL.match(text):
         callee = c["callee"]
+        head, dot, _ = callee.partition(".")
         # a module's function (torch.is_autocast_enabled), not a class's method (Linear.__init__)
-        top = callee.split(".")[0] if "." in callee and _MODULE_NAME.fullmatch(callee.split(".")[0]) else None
+        top = head if dot and _MODULE_NAME.fullmatch(head) else None
         if top == caller:
             return None  # its own function: its bug, not drift
         return Mismatch(caller, f"calls {callee}() with arguments it does not accept ({c['what']})",

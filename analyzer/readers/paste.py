@@ -128,13 +128,14 @@ def _join_open_quote(out: list[str]) -> bool:
         head = out[i].rstrip("\r")
         if _OPEN_QUOTE.search(head):
             pieces: list[int] = []
+            closed = False
             j = i + 1
             while j < len(out) and len(pieces) < MAX_QUOTE_PIECES and out[j][:1] in (" ", "\t") and out[j].strip():
                 pieces.append(j)
-                if _CLOSES_QUOTE.match(out[j].strip()):
+                if closed := bool(_CLOSES_QUOTE.match(out[j].strip())):
                     break
                 j += 1
-            if pieces and _CLOSES_QUOTE.match(out[pieces[-1]].strip()):
+            if closed:
                 out[i] = head + "".join(" " + out[k].strip() for k in pieces)
                 for k in pieces:
                     out[k] = ""
