@@ -19,10 +19,11 @@ import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.clock import iso, to_seconds
-from analyzer.events import EXCEPTION, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
+from analyzer.events import EXCEPTION, FRAME, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
@@ -192,6 +193,18 @@ def logged_error_line(event: Event) -> str | None:
     return None
 
 
+def cut_traceback_line(event: Event) -> str | None:
+    """A Python traceback that ends before its exception line (the paste or the log was cut, or the
+    process died mid-print): the source line its innermost frame quotes is all there is to go on,
+    a weak lead (`Unexplained.cut`) worded as such."""
+    if event.kind is not EventKind.traceback or event.exc_type or event.exc_message or not event.frames:
+        return None
+    lines = event.text.split("\n")
+    # the source line quoted under the innermost frame, else that frame's own line
+    return next((lines[i].strip() for i in sorted(event.code_lines, reverse=True)),
+                next(line.strip() for line in reversed(lines) if FRAME.match(line)))
+
+
 def _holder(event: Event, line: str) -> Record:
     """The record that says the error: a traceback's exception line is its last, a ComfyUI
     dialog's message comes before its frames."""
@@ -230,6 +243,7 @@ class Unexplained:
     count: int = 1
     weak: bool = False  # marked an error only by its logger's level: reported when nothing explains a cause
     exit: str | None = None  # the unit failure it preceded: "nvidia-fabricmanager.service exited with status 1/FAILURE"
+    cut: bool = False  # a traceback without its exception line: the last lead, after every other
     first: float | None = None  # seconds of the first and last occurrences whose time is known
     last: float | None = None
 
@@ -267,12 +281,16 @@ class Collector:
         line, weak = error_line(event) or after_bare, False
         if line is None:
             line, weak = logged_error_line(event), True
+        if line is None and (line := cut_traceback_line(event)):
+            self._keep(event, line, True, cut=True)
+            return True
         if line is None:
             return False
         self._keep(event, line, weak)
         return True
 
-    def _keep(self, event: Event, line: str, weak: bool, exit: str | None = None, logger: str | None = None) -> None:
+    def _keep(self, event: Event, line: str, weak: bool, exit: str | None = None, logger: str | None = None,
+              cut: bool = False) -> None:
         template = mask(line)
         when = to_seconds(event.records[-1].time)
         if template in self.items:
@@ -283,7 +301,7 @@ class Collector:
             self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
                                                                          text=whole_line(line)),
                                                event.frames[-1] if event.frames else None,
-                                               logger=logger or last.unit, weak=weak, exit=exit)
+                                               logger=logger or last.unit, weak=weak, exit=exit, cut=cut)
             self.items[template].seen_at(when)
 
     def forget(self, event: Event) -> None:
@@ -326,7 +344,7 @@ class Collector:
         """The most frequent first; of equals, the earliest (in a cascade the first error leads).
         Weak leads only when no finding `explained` a cause."""
         ordered = sorted((u for u in self.items.values() if not (explained and u.weak)),
-                         key=lambda u: (-u.count, u.evidence.path, u.evidence.line))
+                         key=lambda u: (u.cut, -u.count, u.evidence.path, u.evidence.line))
         return ordered[:REPORTED]
 
 
@@ -374,12 +392,20 @@ def _where(frame: Frame) -> str:
     return f"{short}, line {frame.line}, in {frame.function}"
 
 
-def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explained: bool = False) -> list[Finding]:
+class Leads(NamedTuple):
+    errors: list[Finding]  # unknown errors: after the causes, before the consequences
+    cut: list[Finding]  # tracebacks cut before their exception: after every other finding
+
+
+def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explained: bool = False) -> Leads:
     """The unknown errors as findings; with `explained` (a finding names a cause), only the
     errors the program itself raised, not the lines its logger merely marked."""
-    out = []
+    out, cut = [], []
     for u in collector.top(explained):
         who = _emitter(u.frame, emitters)
+        if u.cut and u.frame:
+            cut.append(_cut_traceback(u, who))
+            continue
         if u.frame:
             raised = f" It was raised in {_where(u.frame)}" + (f" ({who[1].project})." if who else ".")
         elif u.exit:
@@ -411,7 +437,29 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
             captures={"program": who[0]} if who else {},
             reasons=[f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
                      "explain a cause and above those that only describe consequences (low confidence)"]))
-    return out
+    return Leads(out, cut)
+
+
+def _cut_traceback(u: Unexplained, who: tuple[str, Emitter] | None) -> Finding:
+    """A traceback without its exception: where it stopped, and where to find the rest."""
+    assert u.frame is not None
+    where = _where(u.frame) + (f" ({who[1].project})" if who else "")
+    fix = ["Find the rest of this traceback: the exception line follows its last frame in the whole log "
+           "of the process (`journalctl -u <unit>`, `docker logs`, the worker's own log file), "
+           "not in a copy cut short.",
+           f"Open the innermost frame, {_where(u.frame)}, to see what its line can raise."]
+    if who:
+        fix.append(f"Search the frame's function in {who[1].project}'s issues: {who[1].issues}?q={u.frame.function}")
+    return Finding(
+        id="unrecognised-" + hashlib.sha256(u.template.encode()).hexdigest()[:10], kind=FindingKind.unrecognised,
+        title=f"Not recognised: a traceback cut before its exception, last in {_where(u.frame)}",
+        severity=Severity.low, confidence=Confidence.low,
+        cause=f"A Python traceback ends before its exception line (the log or the paste stops there, or "
+              f"another line cuts in), so what was raised is not in the log. Its innermost frame is {where}, "
+              f"at `{u.text}`. It is reported so that it is not lost: the cause is not known to triage.",
+        fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line, last_line=u.evidence.line,
+        first_time=iso(u.first), last_time=iso(u.last), captures={"program": who[0]} if who else {},
+        reasons=["a traceback without its exception line: the last of the leads (low confidence)"])
 
 
 def _drift_cause(d: Mismatch) -> str:
@@ -435,11 +483,12 @@ def names_a_cause(f: Finding) -> bool:
     return f.confidence is not Confidence.low and f.severity is not Severity.info
 
 
-def place(findings: Sequence[Finding], unknown: Sequence[Finding]) -> list[Finding]:
+def place(findings: Sequence[Finding], leads: Leads) -> list[Finding]:
     """Unrecognised errors go after every finding that names a cause and before the
     consequences and the merely informative, each side in its ranked order (a consequence of
-    higher severity can outscore a cause: with an unknown error beside them, it still goes below)."""
-    if not unknown:
-        return list(findings)
+    higher severity can outscore a cause: with an unknown error beside them, it still goes below);
+    a traceback cut before its exception names no error at all and goes last."""
+    if not leads.errors:
+        return [*findings, *leads.cut]
     causes = [f for f in findings if names_a_cause(f)]
-    return [*causes, *unknown, *(f for f in findings if not names_a_cause(f))]
+    return [*causes, *leads.errors, *(f for f in findings if not names_a_cause(f)), *leads.cut]

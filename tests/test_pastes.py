@@ -90,7 +90,7 @@ def test_an_unknown_error_ranks_above_the_consequences_and_below_causes(library:
 def test_an_unknown_error_goes_below_every_cause_even_one_a_consequence_outscores(library: CompiledLibrary) -> None:
     """Ranking is by severity first, so a consequence can rank above a cause; an unknown error
     still goes below every finding that names a cause and above every consequence."""
-    from analyzer.unrecognised import names_a_cause, place
+    from analyzer.unrecognised import Leads, names_a_cause, place
 
     log = ("Traceback (most recent call last):\n"
            '  File "/venv/lib/python3.12/site-packages/sglang/srt/server.py", line 10, in launch\n'
@@ -100,8 +100,9 @@ def test_an_unknown_error_goes_below_every_cause_even_one_a_consequence_outscore
     unknown, consequence = analyze_bytes(log.encode(), library).findings
     [cause] = analyze_bytes(b"Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n", library).findings
     assert names_a_cause(cause) and not names_a_cause(consequence) and unknown.kind is FindingKind.unrecognised
-    assert place([consequence, cause], [unknown]) == [cause, unknown, consequence]
-    assert place([consequence, cause], []) == [consequence, cause]
+    assert place([consequence, cause], Leads([unknown], [])) == [cause, unknown, consequence]
+    assert place([consequence, cause], Leads([], [])) == [consequence, cause]
+    assert place([consequence, cause], Leads([], [unknown])) == [consequence, cause, unknown]  # a cut traceback
 
 
 def test_an_unknown_error_ranks_above_findings_that_only_inform(library: CompiledLibrary) -> None:
@@ -370,6 +371,48 @@ def test_logger_marked_errors_lead_only_when_nothing_explains_a_cause(library: C
     assert [f for f in findings if f.kind == FindingKind.unrecognised] == []
 
 
+# ray-project/ray#51595 (training b28-03), as pasted: the selection starts inside the first
+# line's worker prefix, and the traceback is cut before its exception line
+RAY = "(RayWorkerWrapper pid=243, ip=10.99.48.141) "
+RAY_DAG = "/usr/local/lib/python3.12/dist-packages/ray/dag/compiled_dag_node.py"
+RAY_CUT = RAY[1:] + "ERROR:root:Compiled DAG task exited with exception\n" + prefixed(RAY, [
+    "Traceback (most recent call last):", f'  File "{RAY_DAG}", line 745, in exec_operation',
+    "    with _device_context_manager():", f'  File "{RAY_DAG}", line 345, in _device_context_manager',
+    "    device = ChannelContext.get_current().torch_device"])
+
+
+def test_a_first_line_cut_inside_its_worker_prefix_gets_it_back(library: CompiledLibrary) -> None:
+    report = analyze_bytes(RAY_CUT.encode(), library)
+    assert report.findings[0].title == "Not recognised: Compiled DAG task exited with exception"
+    assert report.findings[0].evidence[0].line == 1
+    quoted = "".join("> " + line + "\n" for line in RAY_CUT.splitlines())  # behind a quote too
+    assert analyze_bytes(quoted.encode(), library).findings[0].title == report.findings[0].title
+    # a first line that shares no piece of the next line's prefix is left as it is
+    other = "some other text) here\n" + RAY_CUT.split("\n", 1)[1]
+    assert "Compiled DAG" not in " ".join(f.title for f in analyze_bytes(other.encode(), library).findings)
+
+
+def test_a_traceback_cut_before_its_exception_is_the_last_lead(library: CompiledLibrary) -> None:
+    """Its innermost frame and the source line it quotes are reported, after every other lead
+    and only when nothing explains a cause; a traceback that has its exception is not cut."""
+    frames = RAY_CUT.split("\n", 1)[1]
+    [cut] = analyze_bytes(frames.encode(), library).findings
+    assert cut.title == ("Not recognised: a traceback cut before its exception, last in "
+                         "ray/dag/compiled_dag_node.py, line 345, in _device_context_manager")
+    assert cut.evidence[0].line == 5 and "ChannelContext.get_current().torch_device" in cut.evidence[0].text
+    assert "(Ray)" in cut.cause and "not in the log" in cut.cause
+    titles = [f.title for f in analyze_bytes(RAY_CUT.encode(), library).findings]
+    assert titles[0] == "Not recognised: Compiled DAG task exited with exception" and "cut before" in titles[1]
+    whole = frames + RAY + "ModuleNotFoundError: No module named 'frobnicate'\n"
+    titles = [f.title for f in analyze_bytes(whole.encode(), library).findings]
+    assert not any("cut before" in t for t in titles), titles
+    killed = frames + "vllm.service: Main process exited, code=killed, status=9/KILL\n"
+    kinds = [f.kind for f in analyze_bytes(killed.encode(), library).findings]
+    assert kinds == [FindingKind.pattern, FindingKind.unrecognised], kinds  # below a mere consequence too
+    explained = frames + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    assert [f.id for f in analyze_bytes(explained.encode(), library).findings] == ["cuda-no-kernel-image-for-device"]
+
+
 # SystemPanic/vllm-windows#72, as pasted: vLLM's formatter repeats its header on every line of a
 # logged traceback; the paste starts inside it (headless) and PyTorch's hint lines follow the error
 HEADER_EVERY_LINE = (PASTES / "vllm-windows-72-logger-header-every-line.log").read_text()
@@ -456,7 +499,8 @@ def test_a_soft_wrapped_line_and_rsyslog_colour_escapes(library: CompiledLibrary
     report = analyze_bytes(f"{line[:cut]}\n{line[cut:]}\n".encode(), library)
     top = report.findings[0]
     assert top.id == "ray-memory-monitor-killed-worker"
-    assert "#033" not in top.evidence[0].text and top.evidence[0].text.startswith("(raylet) node_manager.cc:3084")
+    # "(raylet) " is Ray's prefix for its raylet's lines (readers/worker.py): the worker, not the text
+    assert "#033" not in top.evidence[0].text and top.evidence[0].text.startswith("node_manager.cc:3084: 4 Workers")
 
 
 def test_a_line_wrapped_before_its_space_is_rejoined(library: CompiledLibrary) -> None:

@@ -85,6 +85,14 @@ def test_docker_timestamps_are_stripped_from_console_lines() -> None:
     ("(VllmWorker rank=3 pid=1234) ERROR 05-03 oops", "VllmWorker rank=3 pid=1234", "ERROR 05-03 oops"),
     ("(VllmWorkerProcess pid=221) ERROR x", "VllmWorkerProcess pid=221", "ERROR x"),
     ("(StageEngineCoreProc pid=8146) INFO y", "StageEngineCoreProc pid=8146", "INFO y"),
+    # Ray's driver shows its workers' output (ray/_private/worker.py, print_worker_logs): a task's
+    # bare pid, an actor's name (colons in Serve's), the node's address when it is another node's
+    ("(pid=45601) task", "pid=45601", "task"),
+    ("(RayWorkerWrapper pid=243, ip=10.99.48.141) ERROR x", "RayWorkerWrapper pid=243, ip=10.99.48.141", "ERROR x"),
+    ("(ServeReplica:default:LLMServer:qwen pid=9) INFO y", "ServeReplica:default:LLMServer:qwen pid=9", "INFO y"),
+    ("(raylet, ip=10.0.0.2) [2026-05-03] x", "raylet, ip=10.0.0.2", "[2026-05-03] x"),
+    ("(autoscaler +15m30s) Adding 1 node(s)", "autoscaler +15m30s", "Adding 1 node(s)"),
+    ("(see below) text", None, "(see below) text"),
     ("[2026-05-03 10:00:00 TP3] Load weight begin.", "TP3", "Load weight begin."),
     ("[2026-05-03 10:00:00 DP1 TP3 EP3] x", "DP1 TP3 EP3", "x"),
     ("[rank0]: Traceback (most recent call last):", "rank0", "Traceback (most recent call last):"),

@@ -7,7 +7,8 @@ Only a small console input (one that fits in the first block read, as a paste do
 rejoined, and loses its colour codes and the indentation all its lines share (a Markdown code
 block's) first, so that what phase 1 reads starts where the log's own lines start. The line
 count is kept: the joined text stands on the first piece's line and the later pieces' lines are
-left empty, so evidence still points at the input's own line numbers.
+left empty, so evidence still points at the input's own line numbers. A first line whose
+selection started inside its worker prefix gets the prefix back from the line after it.
 
 A hard wrap is taken as proven only when at least two different lines have the longest length of
 the input and each is followed by a piece that cannot start a line of its own (not indented, no
@@ -29,6 +30,7 @@ from collections import Counter
 
 from analyzer.models import Record
 from analyzer.readers.console import console_record
+from analyzer.readers.worker import worker_prefixes
 
 MIN_WIDTH = 60  # terminals and text boxes are wider; shorter equal lines are a coincidence
 _STARTS_A_LINE = re.compile(
@@ -37,7 +39,7 @@ _STARTS_A_LINE = re.compile(
     r"|\d+\.\d\d\.\d{3}\.\d{3} [DIWEF] "  # llama.cpp's own prefix (2026 builds): 0.01.310.221 E
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)\b|[IWEF]\d{4} "  # a level, glog
     r"|Traceback |File \"|During handling|The above exception"  # Python's own lines
-    r"|\[|\(\w+ pid=|>|#|\$ "  # a bracketed or worker prefix, a quote, a comment, a prompt
+    r"|\[|\((?:[\w.:-]+ )?pid=|\(raylet\b|>|#|\$ "  # a bracketed or worker prefix, a quote, a comment, a prompt
     r"|[A-Za-z_]\w*(?:\.\w+)+:|\S+:\d+:\d+ \["  # an exception's dotted name, NCCL's host:pid:tid [dev]
 )
 _ENDS_A_SENTENCE = (".", "!", "?")
@@ -88,6 +90,7 @@ def rejoin(data: bytes) -> bytes:
             head = i
     joined = _join_cut_before_space(out) or joined
     joined = _join_open_quote(out) or joined
+    joined = _restore_cut_prefix(out) or joined
     return "\n".join(out).encode("utf-8", "surrogateescape") if joined else data
 
 
@@ -143,6 +146,29 @@ def _join_open_quote(out: list[str]) -> bool:
                 i = pieces[-1]
         i += 1
     return joined
+
+
+MIN_PREFIX_KEPT = 6  # what is left of a cut prefix: "1) " alone could be a list item
+
+
+def _restore_cut_prefix(out: list[str]) -> bool:
+    """Restore, in place, the worker prefix of a paste's first line when the selection started
+    inside it ("RayWorkerWrapper pid=243, ip=10.0.0.1) ERROR..." with the next line's whole
+    "(RayWorkerWrapper pid=243, ip=10.0.0.1) "), also behind what both lines carry before it (a
+    quote, a container's column); True when one was restored."""
+    lines = [i for i, line in enumerate(out) if line.strip() and not line.startswith("```")][:2]
+    if len(lines) < 2:
+        return False
+    first, second = out[lines[0]], out[lines[1]]
+    for at, whole in worker_prefixes(second):
+        outer = second[:at]
+        if not first.startswith(outer) or first.startswith(outer + whole):
+            continue
+        for cut in range(1, len(whole) - MIN_PREFIX_KEPT + 1):
+            if first.startswith(whole[cut:], len(outer)):
+                out[lines[0]] = outer + whole[:cut] + first[len(outer):]
+                return True
+    return False
 
 
 def _read(line: str) -> Record:

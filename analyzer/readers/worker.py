@@ -1,7 +1,12 @@
 """Per-worker prefixes that serving processes put in front of every line.
 
 vLLM: `(VllmWorker rank=3 pid=1234) ...`, `(VllmWorkerProcess pid=221) ...`,
-`(EngineCore_DP0 pid=77) ...`; torchrun/vLLM: `[rank0]: ...`; SGLang:
+`(EngineCore_DP0 pid=77) ...`; Ray, for a task's or actor's output shown by the driver
+(ray/_private/worker.py, print_worker_logs): `(pid=45601) ...`, `(MyActor pid=4) ...`, its
+node's address after the pid when the worker runs on another node (`(RayWorkerWrapper pid=243,
+ip=10.99.48.141) ...`), actor names with colons (`(ServeReplica:default:LLMServer pid=9) ...`)
+and the raylet's and autoscaler's own `(raylet) ...`, `(raylet, ip=10.0.0.2) ...`,
+`(autoscaler +15m30s) ...`; torchrun/vLLM: `[rank0]: ...`; SGLang:
 `[2026-05-03 10:00:00 TP3] ...` or `[2026-05-03 10:00:00 DP1 TP3 EP3] ...`. Container logs:
 Docker Compose's service column (`vllm-1  | ...`, `api_1  | ...` before Compose v2) and
 `kubectl logs --prefix` (`[pod/vllm-0/vllm] ...`); their worker names start with CONTAINER.
@@ -12,10 +17,12 @@ traceback printed by worker 3 is rebuilt apart from worker 5's.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from analyzer.models import CONTAINER
 
-_PAREN = re.compile(r"\((?P<w>[A-Za-z_][\w.]*(?: [\w.]+=[\w.:-]+)*(?: pid=\d+))\) ")
+_PAREN = re.compile(r"\((?P<w>(?:[A-Za-z_][\w.:-]*(?: [\w.]+=[\w.:-]+)* )?pid=\d+(?:, ip=[\w.:-]+)?"
+                    r"|raylet(?:, ip=[\w.:-]+)?|autoscaler \+(?:\d+[hms])+)\) ")
 _RANK = re.compile(r"\[(?P<w>rank\d+)\]: ?")
 # Compose pads the service name (with its replica number) to one more than the longest, then " | ":
 # two spaces at least before the bar (a one-space "GPU-0 | 45C" is a table row, not a prefix)
@@ -38,6 +45,12 @@ def split_worker(message: str) -> tuple[str | None, str | None, str]:
         return outer, time, rest
     first, second = (inner, outer) if inner.startswith(CONTAINER) else (outer, inner)
     return f"{first} {second}", time or inner_time, rest
+
+
+def worker_prefixes(line: str) -> Iterator[tuple[int, str]]:
+    """Where a parenthesised worker prefix may stand in `line` (after others: a quote, a
+    container's column), and the prefix as written, with its space."""
+    return ((m.start(), m.group(0)) for m in _PAREN.finditer(line))
 
 
 def _split_one(message: str) -> tuple[str | None, str | None, str]:
