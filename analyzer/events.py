@@ -40,6 +40,10 @@ RUST_PANIC_AT = re.compile(r"thread '[^'\n]*' panicked at (?P<at>\S+:\d+:\d+):$"
 # its formatter (NewLineFormatter) repeats the header on every line of a multi-line message
 VLLM_HEADER_AFTER_LEVEL = r"\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[^\]\s]+:\d+\] "
 LOGGER_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) " + VLLM_HEADER_AFTER_LEVEL)
+# uvicorn's level prefix (uvicorn/logging.py: the level, a colon, padded to nine, then a space), which
+# servers built on it also put on each line of a traceback they log; it says nothing about which
+# message a line belongs to, so it comes off only lines that are a traceback's own
+LEVEL_PREFIX = re.compile(r"(?:ERROR|DEBUG):    |INFO:     |WARNING:  |CRITICAL: ")
 MAX_EXCEPTION_TAIL = 30
 # ComfyUI's front end: the older dialog (heading, blank line, the exception's message, blank line,
 # frames without "Traceback" and without indentation) and the Error Report (2024+: Markdown list
@@ -145,8 +149,21 @@ def _lines(records: list[Record]) -> tuple[list[_Line], set[int]]:
             first = n
             if after is not None and m.group() == after.group() and text[m.end():][:1].isspace():
                 text = text[m.end():]
+        elif text[:1] in "DIWEC" and (p := LEVEL_PREFIX.match(text)) and _in_traceback(text[p.end():], lines):
+            text = text[p.end():]
         lines.append(_Line(i, text))
     return lines, opens
+
+
+def _in_traceback(rest: str, before: list[_Line]) -> bool:
+    """Is `rest` (a line after its level prefix) a traceback's own line: its first line, a frame or
+    source line (indented), or the exception after them?"""
+    if rest[:1].isspace() and rest.strip():
+        return True
+    if rest.startswith("Traceback (most recent call last)"):
+        return True
+    last = before[-1].text if before else ""
+    return last[:1].isspace() and EXCEPTION.match(rest) is not None
 
 
 def _traceback_start(lines: list[_Line], i: int, opens: set[int]) -> int | None:

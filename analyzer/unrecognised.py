@@ -50,9 +50,16 @@ _NOT_AN_ERROR = re.compile(r"(?:Warning|DeprecationWarning|FutureWarning|UserWar
 # the head Go's standard logger writes: a prefix the program sets (nvidia-docker 1.x: its name and
 # " | "), then the date and time (scan.py's GO_LOG_DATE)
 _GO_LOG = r"(?:[\w./-]+ \| )?" + GO_LOG_DATE
+_MSBUILD = r"(?:\d+>)?"  # MSBuild's project number before a tool's line, in a parallel build
+_MSBUILD_HEAD = re.compile(r"^\d+>(?=\S)")
 _GO_LOG_HEAD = re.compile("^" + _GO_LOG)
 _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"(?:\S+?:\d+(?::\d+)?: (?:fatal )?error: |(?:\S+: )?fatal error: |nvcc fatal\s*: "
+                         # nvcc's front end and MSVC put the line in parentheses ("k.cu(12): error: ...",
+                         # "C:/x/config.h(78): fatal error C1189: ..."), MSVC's number after the word, MSBuild
+                         # a project's "1>" before it; MSVC's linker: "LINK : fatal error LNK1181: ..."
+                         r"|" + _MSBUILD + r"(?:\S[^\n]*?\(\d+(?:,\s?\d+)?\)\s?|LINK\s)"
+                         r": (?:fatal )?error(?: [A-Z]{1,3}\d{4})?: "
                          r"|(?:docker: )?Error response from daemon: "
                          # "Error: " after the emoji some tools put before it (CuTe DSL's "❌ Error: ")
                          r"|(?:[\u2600-\u27BF\U0001F300-\U0001FAFF]\uFE0F?\s*)?Error: "
@@ -171,7 +178,8 @@ def error_line(event: Event) -> str | None:
         if "Assertion " in first and (a := _ASSERT.match(first)):
             return f"Assertion `{a['expr']}' failed at {a['src']}"
         if _ERROR_LINE.match(first):
-            return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", _GO_LOG_HEAD.sub("", first, count=1)))
+            first = _MSBUILD_HEAD.sub("", _GO_LOG_HEAD.sub("", first, count=1), count=1)
+            return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
         if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction
             return _unprefixed(m)
         if (m := RUST_PANIC_AT.search(first)) and len(lines := event.text.split("\n")) > 1 and lines[1].strip():

@@ -204,6 +204,25 @@ def test_a_failed_assert_is_reported_by_its_expression(library: CompiledLibrary)
             assert titles == [title], titles
 
 
+def test_error_lines_with_the_line_number_in_parentheses_are_reported(library: CompiledLibrary) -> None:
+    """nvcc's front end (cudafe) and MSVC write "file(line): error...": a CUDA kernel that does not
+    compile, MSVC's #error of Thrust's CUB check (NVIDIA/cub#273, training b29-09, with MSBuild's
+    "1>" before it and the path's spaces), MSVC's linker; also deep in a long log (phase 1)."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    cub = ("1>C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.2/include\\thrust/system/cuda/config.h(78): "
+           "fatal error C1189: #error:  frobnicated CUB")
+    for line, title in (('/tmp/x/kernel.cu(12): error: identifier "__frobz" is undefined',
+                         'Not recognised: /tmp/x/kernel.cu(12): error: identifier "__frobz" is undefined'),
+                        (cub, "Not recognised: " + cub[2:]),
+                        ("LINK : fatal error LNK1181: cannot open input file 'frob.lib'",
+                         "Not recognised: LINK : fatal error LNK1181: cannot open input file 'frob.lib'")):
+        for lines in ([line], [*filler[:1500], line, *filler[1500:]]):
+            titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+            assert titles == [title], titles
+    assert analyze_bytes(b"kernel.cu(12): warning #177-D: variable \"x\" was declared but never referenced\n",
+                         library).findings == []
+
+
 def test_the_go_runtimes_crash_on_a_fatal_signal_is_reported(library: CompiledLibrary) -> None:
     """The Go runtime's crash outside Go code, as its signal handler prints it (runtime/signal_unix.go:
     the signal table's name, then PC, m and sigcode, then the cgo note); also deep in a long log.
@@ -411,6 +430,22 @@ def test_a_traceback_cut_before_its_exception_is_the_last_lead(library: Compiled
     assert kinds == [FindingKind.pattern, FindingKind.unrecognised], kinds  # below a mere consequence too
     explained = frames + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
     assert [f.id for f in analyze_bytes(explained.encode(), library).findings] == ["cuda-no-kernel-image-for-device"]
+
+
+# theroyallab/tabbyAPI#217 (training b30-11), as pasted: a Compose column, uvicorn's level prefix
+# ("ERROR:" padded to ten, uvicorn/logging.py) on each line of the traceback, a frame cut after its file
+TABBY = (ROOT / "tests" / "data" / "training" / "b30-11-prebuilt-image-exllamav2-too-old-for-qwen2-tabbyapi-217.log")
+
+
+def test_a_traceback_under_uvicorns_level_prefix_is_rebuilt(library: CompiledLibrary) -> None:
+    paste = TABBY.read_text().replace("Could not find", "Could not frobnicate")  # an error no pattern knows
+    [top] = analyze_bytes(paste.encode(), library).findings
+    assert top.title == "Not recognised: ValueError:  ## Could not frobnicate model.embed_tokens.* in model"
+    assert "exllamav2/config.py, line 378, in prepare" in top.cause and top.evidence[0].line == 4
+    # the prefix comes off a traceback's lines only: two logged errors stay two lines of their own
+    two = "ERROR:    Exception in frob handler\nERROR:    Failed to frobnicate the quux\n"
+    titles = [f.title for f in analyze_bytes(two.encode(), library).findings]
+    assert [t.split()[-1] for t in titles] == ["handler", "quux"], titles
 
 
 # SystemPanic/vllm-windows#72, as pasted: vLLM's formatter repeats its header on every line of a

@@ -94,10 +94,16 @@ def rejoin(data: bytes) -> bytes:
     return "\n".join(out).encode("utf-8", "surrogateescape") if joined else data
 
 
+# a traceback's frame line cut after its file, and the rest of it ("line 378, in prepare")
+_CUT_FRAME = re.compile(r'(?:^|\s)File "[^"]+",$')
+_FRAME_REST = re.compile(r"line \d+(?:, in \S.*)?$")
+
+
 def _join_cut_before_space(out: list[str]) -> bool:
     """Join, in place, each piece that a paste cut just before its space to the line it
     continues, read after the prefixes every line of the paste may carry (a quote, a time
-    stamp, a worker or container column) and across blank lines; True when one was joined."""
+    stamp, a worker or container column) and across blank lines; True when one was joined.
+    A traceback's frame cut after its file joins its "line N, in f" even where the space is lost."""
     prev: int | None = None  # the last line that was not blank
     joined = False
     for i, line in enumerate(out):
@@ -108,6 +114,14 @@ def _join_cut_before_space(out: list[str]) -> bool:
             if record.worker == before.worker and wrapped_before_its_space(before.message, record.message) \
                     and not _same_start(before.message, record.message):
                 out[prev] = out[prev].rstrip("\r") + record.message + ("\r" if line.endswith("\r") else "")
+                out[i] = ""
+                joined = True
+                continue
+        if prev is not None and "line " in line and out[prev].rstrip("\r").endswith('",'):
+            record, before = _read(line), _read(out[prev])
+            if record.worker == before.worker and _CUT_FRAME.search(before.message) \
+                    and _FRAME_REST.match(record.message):  # a frame cut at its space, the space lost
+                out[prev] = out[prev].rstrip("\r") + " " + record.message + ("\r" if line.endswith("\r") else "")
                 out[i] = ""
                 joined = True
                 continue
