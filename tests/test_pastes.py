@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from analyzer.choices import FindingKind
+from analyzer.choices import FindingKind, InputForm
 from analyzer.library.compile import CompiledLibrary
+from analyzer.readers import parse_lines
 from tests.conftest import ROOT, analyze_bytes
 
 PASTES = ROOT / "tests" / "data" / "pastes"
@@ -637,6 +638,23 @@ def test_compose_service_prefixes_are_read_as_the_container_they_come_from(libra
     assert ids(host, library)[0] == "nvidia-driver-not-loaded"
 
 
+def test_a_named_containers_compose_column_is_read_when_nearly_every_line_has_it(library: CompiledLibrary) -> None:
+    """`container_name:` in a compose file: Compose prints the name without a replica number,
+    padded like the other services' (two of them here); a traceback under it is rebuilt."""
+    paste = "".join(f"{name}  | {line}\n" for name, line in [
+        ("ollama    ", "time=2025-01-01T00:00:00Z level=INFO msg=starting"),
+        ("open-webui", "Traceback (most recent call last):"),
+        ("open-webui", '  File "/usr/lib/python3/site-packages/foo/x.py", line 3, in f'),
+        ("open-webui", "    g()"),
+        ("open-webui", "ValueError: frobnicated quux")])
+    [top] = analyze_bytes(paste.encode(), library).findings
+    assert top.title == "Not recognised: ValueError: frobnicated quux" and "foo/x.py, line 3, in f" in top.cause
+    # one or two such lines among others are a table's rows, not a column: left as they are
+    table = "model  | llama\n" + "".join(f"routine line {i}\n" for i in range(8))
+    records = parse_lines([line.encode() for line in table.splitlines()], InputForm.console)
+    assert records[0].message == "model  | llama" and records[0].worker is None
+
+
 def test_a_compose_traceback_no_pattern_knows_is_reported(library: CompiledLibrary) -> None:
     paste = prefixed("api-1  | ", [
         "Traceback (most recent call last):",
@@ -654,6 +672,7 @@ PASTE_FORMS: dict[str, Callable[[list[str]], list[str]]] = {
     "CRLF": lambda ls: [line + "\r" for line in ls],
     "blank line after each": lambda ls: [x for line in ls for x in (line, "")],
     "Compose service column": lambda ls: ["vllm-1  | " + line for line in ls],
+    "Compose column of a named container": lambda ls: ["ollama  | " + line for line in ls],
     "kubectl logs --prefix": lambda ls: ["[pod/vllm-0/vllm] " + line for line in ls],
     "docker logs -t": lambda ls: ["2024-05-01T10:00:00.123456789Z " + line for line in ls],
     "colour codes": lambda ls: ["\x1b[36m" + line + "\x1b[0m" for line in ls],
@@ -679,7 +698,8 @@ def test_a_paste_form_does_not_change_the_diagnosis(form: str, library: Compiled
     assert not changed
 
 
-CONTAINER_FORMS = {"Compose service column", "kubectl logs --prefix"}  # prefixes that say "a container's line"
+# prefixes that say "a container's line"
+CONTAINER_FORMS = {"Compose service column", "Compose column of a named container", "kubectl logs --prefix"}
 
 
 def _container_refinement(form: str, base: list[str], pasted: list[str], library: CompiledLibrary) -> bool:

@@ -4,16 +4,18 @@
 Each line is a record; tracebacks are rebuilt later from records, per worker. A leading
 RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time; the
 `> ` of a quoted paste is dropped, and so are the Markdown `**` a reporter puts around the one
-line that matters (a traceback's last line, made bold in an issue).
+line that matters (a traceback's last line, made bold in an issue). Docker Compose's column for
+a container named in the compose file is read when nearly every line carries it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from analyzer.models import Record
+from analyzer.models import CONTAINER, Record
 from analyzer.readers.worker import split_worker
 
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
@@ -21,15 +23,38 @@ _QUOTE = re.compile(r"(?:> ?)+")  # a log pasted into a chat or an e-mail reply:
 _BOLD = re.compile(r"\*\*(?P<text>[^\s*](?:.*[^\s*])?)\*\*")  # the whole message, not a banner of stars
 
 
+# Docker Compose's column for a container named in the compose file (`container_name: ollama`):
+# the name alone, without the replica number the worker reader knows it by, padded like every
+# other service's to one width, then " | " (readers/worker.py reads the numbered form on its own)
+_NAMED_COLUMN = re.compile(r"(?P<w>[A-Za-z0-9][\w.-]{0,80}?) {2,}\| ")
+COLUMN_SAMPLE = 200  # lines looked at to find the column
+MIN_COLUMN_LINES = 3
+
+
+def named_column(lines: Sequence[str]) -> int | None:
+    """The width of a Compose column that nearly every line of `lines` starts with (four in five
+    of the non-blank lines, three at least: one name column is a coincidence, a table row)."""
+    sample = [line for line in lines[:COLUMN_SAMPLE] if line.strip()]
+    widths = Counter(m.end() for line in sample if "| " in line and (m := _NAMED_COLUMN.match(line)))
+    if not widths:
+        return None
+    width, n = widths.most_common(1)[0]
+    return width if n >= MIN_COLUMN_LINES and 5 * n >= 4 * len(sample) else None
+
+
 def console_record(path: str, n: int, text: str, time: str | None = None,
-                   previous: Record | None = None, plain: bool = False) -> Record:
+                   previous: Record | None = None, plain: bool = False, column: int | None = None) -> Record:
     """A line without a worker prefix continues the previous line's worker: SGLang and
-    Python logging print a multi-line message (a traceback) with one prefix."""
+    Python logging print a multi-line message (a traceback) with one prefix. `column`: the width
+    of a named Compose column the lines around carry (`named_column`)."""
     if m := _QUOTE.match(text):
         text = text[m.end():]
     if m := _STAMP.match(text):
         time, text = m["t"], text[m.end():]
     worker, wtime, message = split_worker(text)
+    if worker is None and column and (c := _NAMED_COLUMN.match(text)) and c.end() == column:
+        inner, wtime, message = split_worker(text[column:])
+        worker = CONTAINER + c["w"] + (f" {inner}" if inner else "")
     if b := _BOLD.fullmatch(message):
         message = b["text"]
     if worker is None and previous is not None:
@@ -39,9 +64,10 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
 
 def parse_console(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
     previous: Record | None = None
+    column = named_column(lines)
     for i, text in enumerate(lines):
         if text.strip():
-            previous = console_record(path, first_line + i, text.rstrip("\r"), previous=previous)
+            previous = console_record(path, first_line + i, text.rstrip("\r"), previous=previous, column=column)
             yield previous
 
 
