@@ -31,30 +31,53 @@ COLUMN_SAMPLE = 200  # lines looked at to find the column
 MIN_COLUMN_LINES = 3
 
 
-def named_column(lines: Sequence[str]) -> int | None:
-    """The width of a Compose column that nearly every line of `lines` starts with (four in five
-    of the non-blank lines, three at least: one name column is a coincidence, a table row)."""
-    sample = [line for line in lines[:COLUMN_SAMPLE] if line.strip()]
-    widths = Counter(m.end() for line in sample if "| " in line and (m := _NAMED_COLUMN.match(line)))
-    if not widths:
-        return None
-    width, n = widths.most_common(1)[0]
-    return width if n >= MIN_COLUMN_LINES and 5 * n >= 4 * len(sample) else None
+Columns = tuple[int, ...]  # the widths of named Compose columns, outermost first
+
+
+def named_columns(lines: Sequence[str]) -> Columns:
+    """The widths of the Compose columns that nearly every line of `lines` starts with (four in
+    five of the non-blank lines, three at least: one name column is a coincidence, a table row),
+    outermost first (a container's log copied from another container's: two)."""
+    sample = [_after_prefixes(line) for line in lines[:COLUMN_SAMPLE] if line.strip()]
+    found: list[int] = []
+    for _ in range(2):
+        widths = Counter(m.end() for line in sample if "| " in line and (m := _NAMED_COLUMN.match(line)))
+        if not widths:
+            break
+        width, n = widths.most_common(1)[0]
+        if n < MIN_COLUMN_LINES or 5 * n < 4 * len(sample):
+            break
+        found.append(width)
+        sample = [split_worker(line[width:])[2] for line in sample if (m := _NAMED_COLUMN.match(line))
+                  and m.end() == width]
+    return tuple(found)
+
+
+def _after_prefixes(text: str) -> str:
+    """A line's text after the prefixes `console_record` reads before a named column."""
+    if m := _QUOTE.match(text):
+        text = text[m.end():]
+    if m := _STAMP.match(text):
+        text = text[m.end():]
+    return split_worker(text)[2]
 
 
 def console_record(path: str, n: int, text: str, time: str | None = None,
-                   previous: Record | None = None, plain: bool = False, column: int | None = None) -> Record:
+                   previous: Record | None = None, plain: bool = False, columns: Columns = ()) -> Record:
     """A line without a worker prefix continues the previous line's worker: SGLang and
-    Python logging print a multi-line message (a traceback) with one prefix. `column`: the width
-    of a named Compose column the lines around carry (`named_column`)."""
+    Python logging print a multi-line message (a traceback) with one prefix. `columns`: the
+    widths of the named Compose columns the lines around carry (`named_columns`)."""
     if m := _QUOTE.match(text):
         text = text[m.end():]
     if m := _STAMP.match(text):
         time, text = m["t"], text[m.end():]
     worker, wtime, message = split_worker(text)
-    if worker is None and column and (c := _NAMED_COLUMN.match(text)) and c.end() == column:
-        inner, wtime, message = split_worker(text[column:])
-        worker = CONTAINER + c["w"] + (f" {inner}" if inner else "")
+    for width in columns:
+        if not ((c := _NAMED_COLUMN.match(message)) and c.end() == width):
+            break
+        inner, itime, message = split_worker(message[width:])
+        worker = " ".join(w for w in (worker, CONTAINER + c["w"], inner) if w)
+        wtime = wtime or itime
     if b := _BOLD.fullmatch(message):
         message = b["text"]
     if worker is None and previous is not None:
@@ -64,10 +87,10 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
 
 def parse_console(lines: Sequence[str], first_line: int, path: str) -> Iterator[Record]:
     previous: Record | None = None
-    column = named_column(lines)
+    columns = named_columns(lines)
     for i, text in enumerate(lines):
         if text.strip():
-            previous = console_record(path, first_line + i, text.rstrip("\r"), previous=previous, column=column)
+            previous = console_record(path, first_line + i, text.rstrip("\r"), previous=previous, columns=columns)
             yield previous
 
 

@@ -29,7 +29,7 @@ import re
 from collections import Counter
 
 from analyzer.models import Record
-from analyzer.readers.console import console_record
+from analyzer.readers.console import Columns, console_record, named_columns
 from analyzer.readers.worker import worker_prefixes
 
 MIN_WIDTH = 60  # terminals and text boxes are wider; shorter equal lines are a coincidence
@@ -106,11 +106,12 @@ def _join_cut_before_space(out: list[str]) -> bool:
     A traceback's frame cut after its file joins its "line N, in f" even where the space is lost."""
     prev: int | None = None  # the last line that was not blank
     joined = False
+    columns = named_columns(out)
     for i, line in enumerate(out):
         if not line.strip():
             continue
         if prev is not None and (line.startswith(" ") or "  " in line):  # the piece's space is there
-            record, before = _read(line), _read(out[prev])
+            record, before = _read(line, columns), _read(out[prev], columns)
             if record.worker == before.worker and wrapped_before_its_space(before.message, record.message) \
                     and not _same_start(before.message, record.message):
                 out[prev] = out[prev].rstrip("\r") + record.message + ("\r" if line.endswith("\r") else "")
@@ -118,7 +119,7 @@ def _join_cut_before_space(out: list[str]) -> bool:
                 joined = True
                 continue
         if prev is not None and "line " in line and out[prev].rstrip("\r").endswith('",'):
-            record, before = _read(line), _read(out[prev])
+            record, before = _read(line, columns), _read(out[prev], columns)
             if record.worker == before.worker and _CUT_FRAME.search(before.message) \
                     and _FRAME_REST.match(record.message):  # a frame cut at its space, the space lost
                 out[prev] = out[prev].rstrip("\r") + " " + record.message + ("\r" if line.endswith("\r") else "")
@@ -185,8 +186,8 @@ def _restore_cut_prefix(out: list[str]) -> bool:
     return False
 
 
-def _read(line: str) -> Record:
-    return console_record("", 0, line.rstrip("\r"))
+def _read(line: str, columns: Columns = ()) -> Record:
+    return console_record("", 0, line.rstrip("\r"), columns=columns)
 
 
 def _continues(piece: str, nxt: str, width: int | None) -> bool:
