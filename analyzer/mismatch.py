@@ -4,8 +4,9 @@ CPython raises these at the point of use, in the caller's frame: a `TypeError` w
 arguments do not fit the callee's signature (`takes N positional arguments but M were given`,
 `got an unexpected keyword argument`, `missing N required positional argument`, `takes no
 arguments`), an `AttributeError` when a module lacks the name asked for, an `ImportError` when
-`from X import name` finds no such name. When the innermost frame is in a package's code
-(site-packages, or a known project's source tree), that package's released code is the caller,
+`from X import name` finds no such name, a `ModuleNotFoundError` for a submodule of an installed
+package. When the innermost frame is in a package's code (site-packages, or a known project's
+source tree), that package's released code is the caller,
 and released code rarely gets its own interfaces wrong: the usual reason is that it was written
 against another release of the package that provides the interface (one was upgraded without
 the other). This module reads the shape and the parties; `unrecognised` words the finding.
@@ -33,6 +34,10 @@ _MODULE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _MODULE_ATTRIBUTE = re.compile(
     r"^AttributeError: module '(?P<module>[A-Za-z_][\w.]*)' has no attribute '(?P<name>\w+)'")
 _IMPORT = re.compile(r"^ImportError: cannot import name '(?P<name>\w+)' from '(?P<module>[A-Za-z_][\w.]*)'")
+# a submodule the package does not have: Python names the first part of a dotted import it could not
+# find, so 'vllm.model_executor.input_metadata' means vllm and vllm.model_executor were found (a
+# package that is not installed at all is named alone: "No module named 'vllm'")
+_SUBMODULE = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '(?P<module>[A-Za-z_]\w*(?:\.\w+)+)'")
 # Not read: "'X' object has no attribute 'y'". Nothing in it says whose class X is, and in a
 # package's own code it is as often that package's bug (an engine that dropped an attribute its
 # own entry point still reads) as drift against another package.
@@ -70,7 +75,8 @@ def read_mismatch(text: str, frame: Frame | None, known: Collection[str]) -> Mis
         return Mismatch(caller, f"calls {callee}() with arguments it does not accept ({c['what']})",
                         _other(top, caller))
     for shape, what in ((_MODULE_ATTRIBUTE, "asks module {module} for {name}, which it does not have"),
-                        (_IMPORT, "imports {name} from {module}, which does not define it")):
+                        (_IMPORT, "imports {name} from {module}, which does not define it"),
+                        (_SUBMODULE, "imports module {module}, which the installed package does not have")):
         if (a := shape.match(text)) and (provider := _other(a["module"].split(".")[0], caller)):
             return Mismatch(caller, what.format(**a.groupdict()), provider)
     return None  # a package's lookup in itself is its own bug or a partial install, not drift

@@ -33,6 +33,9 @@ def frame(path: str) -> Frame:
      "/venv/lib/python3.11/site-packages/vllm/utils.py", "vllm", "torch"),
     ("ImportError: cannot import name 'split_torch_state_dict_into_shards' from 'huggingface_hub' (C:\\py\\x.py)",
      "C:\\py\\Lib\\site-packages\\transformers\\modeling_utils.py", "transformers", "huggingface_hub"),
+    # SGLang 0.1.14 importing a module vLLM 0.4.0 removed (sgl-project/sglang#362, training b32-05)
+    ("ModuleNotFoundError: No module named 'vllm.model_executor.input_metadata'",
+     "/venv/lib/python3.10/site-packages/sglang/srt/models/gemma.py", "sglang", "vllm"),
     # a source checkout of a known project
     ("TypeError: get_cpu_offload_context() takes from 0 to 4 positional arguments but 5 were given",
      "/workspace/megatron/megatron/core/transformer/custom_layers/transformer_engine.py", "megatron", None),
@@ -51,6 +54,9 @@ def test_interface_mismatches_name_the_caller_and_the_provider(text: str, path: 
     ("TypeError: unsupported operand type(s) for +: 'int' and 'str'", "/venv/lib/site-packages/vllm/a.py"),
     ("AttributeError: module 'torch' has no attribute 'xpu'", "/venv/lib/site-packages/torch/__init__.py"),
     ("TypeError: torch._C._cuda_init() takes no arguments (1 given)", "/venv/lib/site-packages/torch/cuda/__init__.py"),
+    # a package not installed at all (named alone), and a package's own submodule missing (a partial install)
+    ("ModuleNotFoundError: No module named 'vllm'", "/venv/lib/site-packages/sglang/srt/server.py"),
+    ("ModuleNotFoundError: No module named 'vllm._C'", "/venv/lib/site-packages/vllm/platforms/cuda.py"),
 ])
 def test_other_errors_and_the_users_own_code_are_not_read_as_a_mismatch(text: str, path: str) -> None:
     assert read_mismatch(text, frame(path), KNOWN) is None
@@ -75,3 +81,16 @@ def test_a_bold_traceback_line_in_a_source_checkout_is_worded_as_a_version_misma
     assert top.confidence is Confidence.low and "(Megatron-LM)" in top.cause
     assert "version mismatch between megatron and the package that defines it" in top.cause
     assert top.fix[0].startswith("Compare the installed versions with those megatron was released against")
+
+
+def test_a_line_pasted_as_inline_code_is_read_without_its_backticks(library: CompiledLibrary) -> None:
+    """sgl-project/sglang#362 and pytorch/torchtitan#1423 (training b32-05, b32-09), as pasted: one
+    line in backticks, the closing one lost; a line that only starts with a quoted word keeps them."""
+    for name in ("b32-05-vllm04-removed-input-metadata-sglang-362.log",
+                 "b32-09-torch-too-old-prepare-module-io-torchtitan-1423.log"):
+        text = (ROOT / "tests/data/training" / name).read_text()
+        assert text.startswith("`")
+        titles = [f.title for f in analyze_bytes(text.encode(), library).findings]
+        assert titles and titles[0].startswith("Not recognised: ") and "Error: " in titles[0]
+        assert not titles[0].startswith("Not recognised: `"), titles
+    assert analyze_bytes(b"`foo` is deprecated, use `bar`\n", library).findings == []

@@ -4,8 +4,9 @@
 Each line is a record; tracebacks are rebuilt later from records, per worker. A leading
 RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time; the
 `> ` of a quoted paste is dropped, and so are the Markdown `**` a reporter puts around the one
-line that matters (a traceback's last line, made bold in an issue). Docker Compose's column for
-a container named in the compose file is read when nearly every line carries it.
+line that matters (a traceback's last line, made bold in an issue) and the backticks of a line
+pasted as inline code. Docker Compose's column for a container named in the compose file is
+read when nearly every line carries it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from analyzer.readers.worker import split_worker
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 _QUOTE = re.compile(r"(?:> ?)+")  # a log pasted into a chat or an e-mail reply: "> Traceback ..."
 _BOLD = re.compile(r"\*\*(?P<text>[^\s*](?:.*[^\s*])?)\*\*")  # the whole message, not a banner of stars
+# a line pasted as Markdown inline code, its closing backtick lost when the paste was cut short;
+# not a fence (```), and not a line that only starts with a quoted word ("`foo` is deprecated")
+_CODE = re.compile(r"`(?P<text>[^`\s][^`]*?)`?\s*")
 
 
 # Docker Compose's column for a container named in the compose file (`container_name: ollama`):
@@ -28,7 +32,6 @@ _BOLD = re.compile(r"\*\*(?P<text>[^\s*](?:.*[^\s*])?)\*\*")  # the whole messag
 # other service's to one width, then " | " (readers/worker.py reads the numbered form on its own)
 _NAMED_COLUMN = re.compile(r"(?P<w>[A-Za-z0-9][\w.-]{0,80}?) {2,}\| ")
 COLUMN_SAMPLE = 200  # lines looked at to find the column
-MIN_COLUMN_LINES = 3
 
 
 Columns = tuple[int, ...]  # the widths of named Compose columns, outermost first
@@ -36,7 +39,7 @@ Columns = tuple[int, ...]  # the widths of named Compose columns, outermost firs
 
 def named_columns(lines: Sequence[str]) -> Columns:
     """The widths of the Compose columns that nearly every line of `lines` starts with (four in
-    five of the non-blank lines, three at least: one name column is a coincidence, a table row),
+    five of the non-blank lines: one such line among others is a table's row, not a column),
     outermost first (a container's log copied from another container's: two)."""
     sample = [_after_prefixes(line) for line in lines[:COLUMN_SAMPLE] if line.strip()]
     found: list[int] = []
@@ -45,7 +48,7 @@ def named_columns(lines: Sequence[str]) -> Columns:
         if not widths:
             break
         width, n = widths.most_common(1)[0]
-        if n < MIN_COLUMN_LINES or 5 * n < 4 * len(sample):
+        if 5 * n < 4 * len(sample):
             break
         found.append(width)
         sample = [split_worker(line[width:])[2] for line in sample if (m := _NAMED_COLUMN.match(line))
@@ -78,7 +81,7 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
         inner, itime, message = split_worker(message[width:])
         worker = " ".join(w for w in (worker, CONTAINER + c["w"], inner) if w)
         wtime = wtime or itime
-    if b := _BOLD.fullmatch(message):
+    if (b := _BOLD.fullmatch(message)) or (message[:1] == "`" and (b := _CODE.fullmatch(message))):
         message = b["text"]
     if worker is None and previous is not None:
         worker = previous.worker
