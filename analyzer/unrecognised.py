@@ -234,10 +234,17 @@ def _unprefixed(m: re.Match[str]) -> str:
     return f"{who}: {m['msg'].strip()}" if who else m["msg"].strip()
 
 
+# the escapes of a quoted logfmt value (logrus quotes with Go's %q): a message that held a line break
+# or a tab (a command's captured output) reads as words
+_LOGFMT_ESCAPE = re.compile(r'\\(["\\nrt])')
+_ESCAPED = {'"': '"', "\\": "\\", "n": " ", "r": " ", "t": " "}
+
+
 def _logfmt(line: str) -> str | None:
     """`msg="..."` with its `error="..."` when both are there, unquoted."""
     fields = {m["key"]: (m["q"] if m["q"] is not None else m["v"]) for m in _LOGFMT_FIELD.finditer(line)}
-    text = ": ".join(v.replace('\\"', '"') for k in ("msg", "error", "err") if (v := fields.get(k)))
+    text = ": ".join(" ".join(_LOGFMT_ESCAPE.sub(lambda e: _ESCAPED[e[1]], v).split())
+                     for k in ("msg", "error", "err") if (v := fields.get(k)))
     return text or None
 
 

@@ -730,3 +730,11 @@ def test_an_open_quote_without_an_indented_closing_piece_is_left_alone() -> None
     for data in (b'a=1 msg="open\nnext line" b=2\n', b'msg="open\n  indented but never closed\n'):
         assert rejoin(data) == data
     assert rejoin(b'msg="a\n  b"\n') == b'msg="a b"\n\n'
+
+
+def test_a_logfmt_values_escapes_read_as_words(library: CompiledLibrary) -> None:
+    """logrus quotes a value with Go's %q: a captured command output's line breaks and quotes come
+    escaped (the GPU Operator's MIG manager logs nvidia-smi's reply so)."""
+    line = 'time="2025-08-19T11:17:47Z" level=error msg="\\nResetting GPU 0000:00:04.0 is \\"frobnicated\\".\\n"\n'
+    [top] = analyze_bytes(line.encode(), library).findings
+    assert top.title == 'Not recognised: Resetting GPU 0000:00:04.0 is "frobnicated".'
