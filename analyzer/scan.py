@@ -96,7 +96,7 @@ STRUCTURAL = (
     Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
     # gcc/nvcc (and nvcc's front end and MSVC with the line in parentheses, MSVC's linker), docker,
-    # podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines (also pasted
+    # GNU make's failed recipe, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines (also pasted
     # without NCCL's "host:pid:tid [dev] file:line" head, so at the start of a line), and the
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
@@ -106,6 +106,7 @@ STRUCTURAL = (
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|\(\d+(?:, ?\d+)?\) ?: (?:fatal )?error(?: [A-Z]{1,3}\d{4})?: |LINK : fatal error LNK\d{4}: "
+            r"|make(?:\[\d+\])?: \*\*\* \[[^\n]*\] Error \d+\r?$"
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
             r"|Exception in thread \"|\] \[(?:ERROR|CRITICAL)\] "

@@ -189,6 +189,14 @@ def error_line(event: Event) -> str | None:
     return None
 
 
+# GNU make's line for a recipe that failed (src/job.c child_error: "*** [<makefile>:<line>: <target>]
+# Error <n>", make 3.x "*** [<target>] Error <n>"), after "make[<level>]: "; "(ignored)" under -i is no
+# failure. It says which target's command failed, not why (the compiler's own error line above does):
+# a weak lead, so a build that failed without a compiler error shape is not silent
+MAKE_CASCADE = "make: ["  # the start of every failed-recipe lead, and their one template
+_MAKE_FAILED = re.compile(r"(?:[\w.-]*/)?g?make(?:\[\d+\])?: \*\*\* (?P<msg>\[.+\] Error \d+)\s*$")
+
+
 def logged_error_line(event: Event) -> str | None:
     """A line that only its logger's level marks as an error (a weak lead), if the event is one."""
     if event.kind is not EventKind.line:
@@ -196,6 +204,8 @@ def logged_error_line(event: Event) -> str | None:
     first = event.text.split("\n")[0].strip()
     if m := _LOGGED.match(first):
         return m["msg"].strip()
+    if "*** [" in first and (m := _MAKE_FAILED.match(first)):
+        return "make: " + m["msg"]
     if _LOGFMT.search(first):
         return _logfmt(first)
     return None
@@ -306,7 +316,8 @@ class Collector:
 
     def _keep(self, event: Event, line: str, weak: bool, exit: str | None = None, logger: str | None = None,
               cut: bool = False) -> None:
-        template = mask(line)
+        # each make above a failed one reports it again: one lead, the innermost (first) failure
+        template = MAKE_CASCADE if line.startswith(MAKE_CASCADE) else mask(line)
         when = to_seconds(event.records[-1].time)
         if template in self.items:
             self.items[template].count += 1
@@ -356,10 +367,12 @@ class Collector:
                 self.items[template] = item
 
     def top(self, explained: bool = False) -> list[Unexplained]:
-        """The most frequent first; of equals, the earliest (in a cascade the first error leads).
-        Weak leads only when no finding `explained` a cause."""
+        """Errors the program raised or printed before lines only a logger or make marks (a make
+        cascade repeats one compiler error's failure up the tree), then the most frequent first;
+        of equals, the earliest (in a cascade the first error leads). Weak leads only when no
+        finding `explained` a cause."""
         ordered = sorted((u for u in self.items.values() if not (explained and u.weak)),
-                         key=lambda u: (u.cut, -u.count, u.evidence.path, u.evidence.line))
+                         key=lambda u: (u.cut, u.weak, -u.count, u.evidence.path, u.evidence.line))
         return ordered[:REPORTED]
 
 

@@ -738,3 +738,19 @@ def test_a_logfmt_values_escapes_read_as_words(library: CompiledLibrary) -> None
     line = 'time="2025-08-19T11:17:47Z" level=error msg="\\nResetting GPU 0000:00:04.0 is \\"frobnicated\\".\\n"\n'
     [top] = analyze_bytes(line.encode(), library).findings
     assert top.title == 'Not recognised: Resetting GPU 0000:00:04.0 is "frobnicated".'
+
+
+def test_a_failed_make_recipe_is_one_weak_lead_below_the_compilers_error(library: CompiledLibrary) -> None:
+    """GNU make's "*** [<makefile>:<line>: <target>] Error <n>" (src/job.c), repeated by each make
+    above the failed one: one lead, the innermost target, found in phase 1 too; the compiler's own
+    error line leads over it, and a failure make was told to ignore is none."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    cascade = ["make[2]: *** [scripts/Makefile.build:252: /build/frob/frob-drv.o] Error 1",
+               "make[1]: *** [Makefile:2024: /build/frob] Error 2", "make: *** [Makefile:82: modules] Error 2"]
+    for lines in (cascade, [*filler[:1500], *cascade, *filler[1500:]]):
+        titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+        assert titles == ["Not recognised: make: [scripts/Makefile.build:252: /build/frob/frob-drv.o] Error 1"], titles
+    compiler = "/build/frob/frob-drv.c:1439:18: error: 'struct frob' has no member named 'quux'"
+    titles = [f.title for f in analyze_bytes(("\n".join([compiler, *cascade]) + "\n").encode(), library).findings]
+    assert titles[0] == "Not recognised: " + compiler and titles[1].startswith("Not recognised: make: ["), titles
+    assert analyze_bytes(b"make: *** [Makefile:9: docs] Error 1 (ignored)\n", library).findings == []
