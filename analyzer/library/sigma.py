@@ -24,7 +24,8 @@ regexes (kernel's and systemd's own phrasing), in this order:
 - `product: linux` alone when a pattern's expressions come from more than one of these.
 
 A pattern matched on a whole event (`scope: event`: a traceback, an NVRM block) is exported
-only when none of its expressions can match across a line break.
+only when none of its expressions can match across a line break, and not when it needs all of
+several expressions (they may hold on different lines of the event).
 """
 
 from __future__ import annotations
@@ -132,6 +133,9 @@ def expressions(p: Pattern, lucene: bool = False) -> list[str]:
     if p.match.in_container:
         raise Unsupported("it holds only for a container's lines (in_container), told by a log prefix that "
                           "a log platform stores in its own fields, not in the message")
+    if p.match.scope is Scope.event and p.match.all and len(p.match.all) > 1:
+        raise Unsupported("all of its expressions must hold in one event (scope: event), each on a line "
+                          "of its own, and a log platform matches one line at a time")
     out = []
     for n, e in enumerate(p.match.expressions, 1):
         where = f"expression {n}" if len(p.match.expressions) > 1 else "its expression"
