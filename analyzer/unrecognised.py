@@ -290,11 +290,12 @@ class Collector:
         for event in events:
             matched = any((r.path, r.line) in matched_lines for r in event.records)
             last, first = event.records[-1], event.text.partition("\n")[0]
+            head = first.strip()
             bare = self.bare.pop((last.path, last.host), None)
-            after_bare = f"{bare} {first.strip()}" if bare and event.kind is EventKind.line else None
+            after_bare = f"{bare} {head}" if bare and event.kind is EventKind.line else None
             taken = matched or self._add_error(event, after_bare)
-            if event.kind is EventKind.line and _BARE_ERROR.fullmatch(first.strip()):
-                self.bare[(last.path, last.host)] = first.strip()
+            if event.kind is EventKind.line and _BARE_ERROR.fullmatch(head):
+                self.bare[(last.path, last.host)] = head
             if event.kind is EventKind.line and (m := _unit_exit(first)):
                 self._last_words(event, m["unit"], m["status"])
             else:  # a traceback counts too: it is the lead, not the line before it
@@ -452,20 +453,26 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
         drift = read_mismatch(u.text, u.frame, emitters)
         if drift:
             fix.insert(0, _drift_step(drift))
-        digest = hashlib.sha256(u.template.encode()).hexdigest()[:10]
         shown = u.text if len(u.text) <= 150 else u.text[:149].rsplit(" ", 1)[0] + "…"
-        out.append(Finding(
-            id=f"unrecognised-{digest}", kind=FindingKind.unrecognised, title=f"Not recognised: {shown}",
-            severity=Severity.low, confidence=Confidence.low,
-            cause=f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised}"
-                  + (_drift_cause(drift) if drift else "")
-                  + " It is reported so that it is not lost: the cause is not known to triage.",
-            fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line,
-            last_line=u.evidence.line, first_time=iso(u.first), last_time=iso(u.last),
-            captures={"program": who[0]} if who else {},
-            reasons=[f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
-                     "explain a cause and above those that only describe consequences (low confidence)"]))
+        out.append(_finding(
+            u, who, f"Not recognised: {shown}",
+            f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised}"
+            + (_drift_cause(drift) if drift else ""), fix,
+            f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
+            "explain a cause and above those that only describe consequences (low confidence)"))
     return Leads(out, cut)
+
+
+def _finding(u: Unexplained, who: tuple[str, Emitter] | None, title: str, cause: str, fix: list[str],
+             reason: str) -> Finding:
+    """An unknown error's finding: low, unsure, its id from its template, said to be unknown."""
+    return Finding(
+        id="unrecognised-" + hashlib.sha256(u.template.encode()).hexdigest()[:10], kind=FindingKind.unrecognised,
+        title=title, severity=Severity.low, confidence=Confidence.low,
+        cause=cause + " It is reported so that it is not lost: the cause is not known to triage.",
+        fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line, last_line=u.evidence.line,
+        first_time=iso(u.first), last_time=iso(u.last), captures={"program": who[0]} if who else {},
+        reasons=[reason])
 
 
 def _cut_traceback(u: Unexplained, who: tuple[str, Emitter] | None) -> Finding:
@@ -478,16 +485,11 @@ def _cut_traceback(u: Unexplained, who: tuple[str, Emitter] | None) -> Finding:
            f"Open the innermost frame, {_where(u.frame)}, to see what its line can raise."]
     if who:
         fix.append(f"Search the frame's function in {who[1].project}'s issues: {who[1].issues}?q={u.frame.function}")
-    return Finding(
-        id="unrecognised-" + hashlib.sha256(u.template.encode()).hexdigest()[:10], kind=FindingKind.unrecognised,
-        title=f"Not recognised: a traceback cut before its exception, last in {_where(u.frame)}",
-        severity=Severity.low, confidence=Confidence.low,
-        cause=f"A Python traceback ends before its exception line (the log or the paste stops there, or "
-              f"another line cuts in), so what was raised is not in the log. Its innermost frame is {where}, "
-              f"at `{u.text}`. It is reported so that it is not lost: the cause is not known to triage.",
-        fix=fix, evidence=[u.evidence], count=u.count, first_line=u.evidence.line, last_line=u.evidence.line,
-        first_time=iso(u.first), last_time=iso(u.last), captures={"program": who[0]} if who else {},
-        reasons=["a traceback without its exception line: the last of the leads (low confidence)"])
+    return _finding(
+        u, who, f"Not recognised: a traceback cut before its exception, last in {_where(u.frame)}",
+        "A Python traceback ends before its exception line (the log or the paste stops there, or another "
+        f"line cuts in), so what was raised is not in the log. Its innermost frame is {where}, at `{u.text}`.",
+        fix, "a traceback without its exception line: the last of the leads (low confidence)")
 
 
 def _drift_cause(d: Mismatch) -> str:

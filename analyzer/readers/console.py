@@ -41,7 +41,7 @@ def named_columns(lines: Sequence[str]) -> Columns:
     """The widths of the Compose columns that nearly every line of `lines` starts with (four in
     five of the non-blank lines: one such line among others is a table's row, not a column),
     outermost first (a container's log copied from another container's: two)."""
-    sample = [_after_prefixes(line) for line in lines[:COLUMN_SAMPLE] if line.strip()]
+    sample = [_prefixes(line)[3] for line in lines[:COLUMN_SAMPLE] if line.strip()]
     found: list[int] = []
     for _ in range(2):
         widths = Counter(m.end() for line in sample if "| " in line and (m := _NAMED_COLUMN.match(line)))
@@ -56,13 +56,15 @@ def named_columns(lines: Sequence[str]) -> Columns:
     return tuple(found)
 
 
-def _after_prefixes(text: str) -> str:
-    """A line's text after the prefixes `console_record` reads before a named column."""
+def _prefixes(text: str) -> tuple[str | None, str | None, str | None, str]:
+    """The prefixes read before a named column: a quote's `> ` (dropped), a time stamp, a worker
+    (with the time its prefix may carry); returns (time, worker, worker's time, the rest)."""
+    time = None
     if m := _QUOTE.match(text):
         text = text[m.end():]
     if m := _STAMP.match(text):
-        text = text[m.end():]
-    return split_worker(text)[2]
+        time, text = m["t"], text[m.end():]
+    return (time, *split_worker(text))
 
 
 def console_record(path: str, n: int, text: str, time: str | None = None,
@@ -70,11 +72,8 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
     """A line without a worker prefix continues the previous line's worker: SGLang and
     Python logging print a multi-line message (a traceback) with one prefix. `columns`: the
     widths of the named Compose columns the lines around carry (`named_columns`)."""
-    if m := _QUOTE.match(text):
-        text = text[m.end():]
-    if m := _STAMP.match(text):
-        time, text = m["t"], text[m.end():]
-    worker, wtime, message = split_worker(text)
+    stamp, worker, wtime, message = _prefixes(text)
+    time = stamp or time
     for width in columns:
         if not ((c := _NAMED_COLUMN.match(message)) and c.end() == width):
             break
