@@ -6,10 +6,10 @@ arguments do not fit the callee's signature (`takes N positional arguments but M
 arguments`), an `AttributeError` when a module lacks the name asked for, an `ImportError` when
 `from X import name` finds no such name, a `ModuleNotFoundError` for a submodule of an installed
 package. When the innermost frame is in a package's code (site-packages, or a known project's
-source tree), that package's released code is the caller,
-and released code rarely gets its own interfaces wrong: the usual reason is that it was written
-against another release of the package that provides the interface (one was upgraded without
-the other). This module reads the shape and the parties; `unrecognised` words the finding.
+source tree), that package's released code is the caller, and released code rarely gets its own
+interfaces wrong: the usual reason is that it was written against another release of the package
+that provides the interface (one was upgraded without the other). This module reads the shape
+and the parties; `unrecognised` words the finding.
 """
 
 from __future__ import annotations
