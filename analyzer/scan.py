@@ -84,6 +84,15 @@ FFMPEG_FAILED = r"(?:Cannot|Could not|Unable to|Error|Failed|Driver does not|No 
 # alone on a line when the signal arrives outside Go code (in cgo); inside Go code a panic follows
 GO_FATAL_SIGNAL = (r"SIG(?:SEGV: segmentation violation|BUS: bus error|ILL: illegal instruction"
                    r"|FPE: floating-point exception|ABRT: abort|TRAP: trace trap|SYS: bad system call)")
+# A command line its parser rejected (the program exits with its usage): a script's "Unknown option: <arg>",
+# GNU getopt's "<prog>: unrecognized option '--x'", "invalid option -- 'x'" and "option requires an
+# argument -- 'x'", Go's flag package "flag provided but not defined: -x", Rust clap's "error: unexpected
+# argument '--x' found" (clap 2: "error: Found argument '--x' which wasn't expected"); argparse's and
+# click's lines have an error prefix of their own. Not "Invalid argument" (EINVAL's strerror)
+USAGE_ERROR = (r"(?:[Uu]nknown|[Uu]nrecogni[sz]ed|[Ii]nvalid) (?:command[- ]line )?(?:option|flag)s?"
+               r"(?::? [^\s\w]{0,3}-|: \S| -- )"  # the quote before the option: ASCII, or U+2018 in UTF-8
+               r"|option (?:requires an argument -- |[^\s\w]{0,3}-[^\n]{1,80} requires an argument)"
+               r"|flag provided but not defined: |error: (?:unexpected argument|[Ff]ound argument) '")
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -102,7 +111,7 @@ STRUCTURAL = (
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
     # Go error chain printed bare, ROCm's HIP runtime at its error level, an emoji's "Error: ", Open MPI's,
     # APT's "E: ", dnf's bare "Error:" before its message, the Go runtime's fatal signal, a failed
-    # C/C++ or device-side assert)
+    # C/C++ or device-side assert, a rejected command line)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|\(\d+(?:, ?\d+)?\) ?: (?:fatal )?error(?: [A-Z]{1,3}\d{4})?: |LINK : fatal error LNK\d{4}: "
@@ -121,7 +130,7 @@ STRUCTURAL = (
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^" + BARE_ERROR + r" ?\r?$"
             r"|" + _START + GO_FATAL_SIGNAL + r"\r?$"
-            r"|Assertion [`'][^\n]*[`'] failed"
+            r"|Assertion [`'][^\n]*[`'] failed|" + _START + "(?:" + USAGE_ERROR + ")"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
             r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "
             # FFmpeg's component prefix before a failure, and ffmpeg's last line

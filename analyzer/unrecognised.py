@@ -27,7 +27,7 @@ from analyzer.events import EXCEPTION, FRAME, RUST_PANIC_AT, VLLM_HEADER_AFTER_L
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
-from analyzer.scan import BARE_ERROR, FFMPEG_COMPONENT, FFMPEG_FAILED, GO_FATAL_SIGNAL, GO_LOG_DATE
+from analyzer.scan import BARE_ERROR, FFMPEG_COMPONENT, FFMPEG_FAILED, GO_FATAL_SIGNAL, GO_LOG_DATE, USAGE_ERROR
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -70,6 +70,8 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
                          r"(?=[^\s:]+: (?:command )?not found\s*$)"
+                         # a rejected command line (scan.py), quoted with the program that names itself
+                         r"|(?=(?:[\w./-]+: )?(?:" + USAGE_ERROR + r"))"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
 # A failed C/C++ assert(): glibc's "[prog: ]file:line: function: Assertion `expr' failed." (the
 # function may be a long C++ signature), and a CUDA kernel's device-side assert, which names the

@@ -224,6 +224,26 @@ def test_error_lines_with_the_line_number_in_parentheses_are_reported(library: C
                          library).findings == []
 
 
+def test_a_rejected_command_line_is_reported(library: CompiledLibrary) -> None:
+    """A program whose parser rejected its command line exits with its usage: a start script's
+    "Unknown option: <arg>" (the NVIDIA fabric manager's start script after its arguments changed,
+    gpu-operator#1595, validation b27-12, which was silent), GNU getopt's three shapes (also with the
+    quotes of a UTF-8 locale), Go's flag package, Rust clap's; also deep in a long log (phase 1).
+    EINVAL's "Invalid argument" and other lines with these words are no usage error."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    for line in ("Unknown option: /usr/share/nvidia/nvswitch/fabricmanager.cfg",
+                 "getopt: unrecognized option '--fm-config'", "grep: unrecognized option \u2018--frob\u2019",
+                 "ls: invalid option -- 'z'", "tar: option requires an argument -- 'f'",
+                 "nv-fabricmanager: option '--config' requires an argument",
+                 "flag provided but not defined: -frob", "error: unexpected argument '--frob' found"):
+        for lines in ([line], [*filler[:1500], line, *filler[1500:]]):
+            titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+            assert titles == ["Not recognised: " + line], titles
+    for quiet in ("write error: Invalid argument", 'Unknown kernel command line parameters "frob", will be passed',
+                  "unknown option value in the config, using the default"):
+        assert analyze_bytes((quiet + "\n").encode(), library).findings == [], quiet
+
+
 def test_the_go_runtimes_crash_on_a_fatal_signal_is_reported(library: CompiledLibrary) -> None:
     """The Go runtime's crash outside Go code, as its signal handler prints it (runtime/signal_unix.go:
     the signal table's name, then PC, m and sigcode, then the cgo note); also deep in a long log.
