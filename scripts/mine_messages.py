@@ -14,10 +14,11 @@ C/C++ `throw ...("...")`, NCCL-style `WARN("...")`, torch's `TORCH_CHECK`/`AT_ER
 and `LOG_ERROR <<` (in C++ and Python a message built with `+` or `<<` reads on over its pieces,
 each expression a `{}`), the NVIDIA driver's `NV_PRINTF(LEVEL_ERROR, ...)`, systemd's `log_(unit_)error(_errno)(...)`,
 the kernel's `pr_err`/`dev_err`, Go `errors.New/fmt.Errorf`, `log/klog/logrus.Errorf(...)` and
-`slog.Error(...)`, and Rust `panic!/bail!/anyhow!/error!(...)`, `.expect("...")` and thiserror's
-`#[error("...")]`. f-string and Rust fields and printf/Go
-conversions become `{}`. Each template keeps the file it is in and the first and last
-release (of those read) that print it; a template in the newest release only is new, one
+`slog.Error(...)`, Slurm's `error()`/`fatal()`, the ROCm runtime's `LogError`/`LogPrintfError`/
+`ClPrint(amd::LOG_ERROR, ...)`, rocBLAS's and hipBLASLt's `*_cerr <<`, the kernel's `DRM_ERROR`,
+and Rust `panic!/bail!/anyhow!/error!(...)`, `.expect("...")` and thiserror's `#[error("...")]`.
+f-string and Rust fields and printf/Go conversions become `{}`. Each template keeps the file it is
+in and the first and last release (of those read) that print it; a template in the newest release only is new, one
 missing from it is gone. Coverage: each template is filled with a few sample values and run
 through every expression of the library (both hand-written patterns and catalogues); it is
 covered when one of them matches. Prints a summary line and writes the rows as JSON.
@@ -49,7 +50,12 @@ CALLS = {
          r"|Status::Code::[A-Z_]+,|TRITONSERVER_ERROR_[A-Z_]+,|TRITONSERVER_LOG_(ERROR|WARN),"
          r"|\bLOG_(ERROR|WARNING|FATAL) *<<|LOG_TRITONSERVER_ERROR\("
          # llama.cpp / ggml: LLAMA_LOG_ERROR(...), GGML_LOG_WARN(...), common's LOG_ERR(...), the server's SRV_ERR(...)
-         r"|\b(LLAMA|GGML)_LOG_(ERROR|WARN)\(|\bLOG_(ERR|WRN)\(|\b(SRV|SLT|QUE)_(ERR|WRN)\(|\bGGML_ABORT\()",
+         r"|\b(LLAMA|GGML)_LOG_(ERROR|WARN)\(|\bLOG_(ERR|WRN)\(|\b(SRV|SLT|QUE)_(ERR|WRN)\(|\bGGML_ABORT\("
+         # Slurm's error()/fatal() (src/common/log.h; glibc's error(status, errnum, fmt) reads alike), the
+         # ROCm runtime's (clr) LogError/LogPrintfError and ClPrint at its error and warning levels,
+         # rocBLAS's and hipBLASLt's error streams, the kernel's DRM_ERROR and DRM_DEV_ERROR (amdgpu)
+         r"|(^|[^\w.>])(error|fatal|fatal_abort)\(|\bLog(Printf)?(Error|Warning)\(|\bClPrint\(amd::LOG_(ERROR|WARNING),"
+         r"|\b(rocblas|hipblaslt)_cerr *<<|\bDRM_(DEV_)?(ERROR|WARN)\()",
     "go": r"(errors\.New\(|fmt\.Errorf\(|\b(log|slog|klog|logrus|logger|l)\.(Error|Errorf|Warn|Warnf|Warning"
           r"|Warningf|Fatal|Fatalf|Panic|Panicf|ErrorS|ErrorContext|WarnContext)\()",
     # thiserror's `#[error("...")]` gives an error type its message
