@@ -110,8 +110,8 @@ STRUCTURAL = (
     # prefixed error lines of unrecognised.py (ptxas, TensorRT(-LLM), Slurm, TF/XLA, panics,
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
     # Go error chain printed bare, ROCm's HIP runtime at its error level, an emoji's "Error: ", Open MPI's,
-    # APT's "E: ", dnf's bare "Error:" before its message, the Go runtime's fatal signal, a failed
-    # C/C++ or device-side assert, a rejected command line)
+    # zap's and JSON loggers' error levels, APT's "E: ", dnf's bare "Error:" before its message, the Go
+    # runtime's fatal signal, a failed C/C++ or device-side assert, a rejected command line)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|\(\d+(?:, ?\d+)?\) ?: (?:fatal )?error(?: [A-Z]{1,3}\d{4})?: |LINK : fatal error LNK\d{4}: "
@@ -125,6 +125,9 @@ STRUCTURAL = (
             r"|: [EF] \S+:\d+\] "
             r"|\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+: [A-Z]\w*(?:Error|Exception): |panicked at |" + _START + r"panic: "
             r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
+            # zap's console encoder (tab-separated level) and a JSON log line's level field
+            r"|\t(?:ERROR|DPANIC|PANIC|FATAL)\t|\"(?:level|severity|levelname|lvl)\" ?: ?"
+            r"\"(?:[Ee]rror|ERROR|[Ff]atal|FATAL|[Pp]anic|PANIC|[Dd]panic|DPANIC|[Cc]ritical|CRITICAL)\""
             r"|(?:ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d|" + _START + r"(?:ERROR|CRITICAL):[\w.]*:"
             r"| - (?:ERROR|CRITICAL) - |\| *(?:ERROR|CRITICAL) *\||\s(?:ERROR|CRITICAL) \S+:\d+ -- "
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "

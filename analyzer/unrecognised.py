@@ -15,6 +15,7 @@ that it is the last thing the program logged before the unit failed."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -139,6 +140,17 @@ _WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion fa
 # the level field marks the error, msg= (and error=) hold it; a logger's line, so weak
 _LOGFMT = re.compile(r"(?:^|\s)level=(?:error|fatal|panic)\s")
 _LOGFMT_FIELD = re.compile(r'\b(?P<key>msg|error|err)=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<v>\S+))')
+# zap's console encoder (controller-runtime's logger, so most Kubernetes operators: the GPU Operator,
+# the Network Operator, DRA drivers): time (epoch seconds, "1.665e+09", or ISO), level, the logger's
+# name, the caller, the message and the fields as JSON, tab-separated; the level marks the error, the
+# message and the fields' "error" hold it. A logger's line, so weak
+_ZAP = re.compile(r"^(?:\d+(?:\.\d+)?(?:e\+\d\d)?|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?)"
+                  r"\t(?:ERROR|DPANIC|PANIC|FATAL)\t(?P<rest>.+)$")
+# A JSON log line (zap's and logrus's JSON encoders, slog's JSONHandler, Python's JSON formatters)
+# whose level field says error or worse
+_JSON_LINE = re.compile(r'^\{.*"(?:level|severity|levelname|lvl)"\s*:\s*"(?i:error|fatal|panic|dpanic|critical)"')
+_JSON_MESSAGE = ("msg", "message")
+_JSON_ERROR = ("error", "err", "exception")
 _GLOG = re.compile(r"^[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<file>\S+:\d+)\] ")
 # systemd's line when a service's process failed (src/core/service.c, "Main process exited" and
 # "Control process exited" for ExecStartPre= and the like): an exit status other than 0, or a
@@ -210,7 +222,31 @@ def logged_error_line(event: Event) -> str | None:
         return "make: " + m["msg"]
     if _LOGFMT.search(first):
         return _logfmt(first)
+    if "\t" in first and (m := _ZAP.match(first)):
+        *names, last = m["rest"].split("\t")
+        fields = _json_object(last) if last.startswith("{") else None
+        message = names[-1] if fields is not None and names else last
+        return _message_and_error(message, fields or {})
+    if first[:1] == "{" and _JSON_LINE.match(first) and (fields := _json_object(first)):
+        message = next((v for k in _JSON_MESSAGE if isinstance(v := fields.get(k), str)), "")
+        return _message_and_error(message, fields)
     return None
+
+
+def _json_object(text: str) -> dict[str, object] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _message_and_error(message: str, fields: Mapping[str, object]) -> str | None:
+    """A structured line's message with its error field ("Reconciler error: no matches for kind ..."),
+    on one line."""
+    error = next((v for k in _JSON_ERROR if isinstance(v := fields.get(k), str) and v), "")
+    text = f"{message}: {error}" if message and error and error not in message else message or error
+    return " ".join(text.split()) or None
 
 
 def cut_traceback_line(event: Event) -> str | None:

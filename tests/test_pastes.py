@@ -760,6 +760,32 @@ def test_a_logfmt_values_escapes_read_as_words(library: CompiledLibrary) -> None
     assert top.title == 'Not recognised: Resetting GPU 0000:00:04.0 is "frobnicated".'
 
 
+def test_structured_loggers_error_lines_are_weak_leads(library: CompiledLibrary) -> None:
+    """zap's console encoder (controller-runtime: the GPU Operator's clusterpolicy controller,
+    training b33-03, was silent) with an epoch or ISO time, with and without the logger's name and
+    caller; zap's, logrus's and slog's JSON lines. The message and the fields' error are the lead,
+    found in phase 1 too; the same loggers' info lines and a JSON line that is no log say nothing."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    err = 'no matches for kind \\"RuntimeClass\\" in version \\"node.k8s.io/v1beta1\\"'
+    want = 'Not recognised: Reconciler error: no matches for kind "RuntimeClass" in version "node.k8s.io/v1beta1"'
+    for line in (f'1.6654307708338156e+09\tERROR\tcontroller.clusterpolicy-controller\tReconciler error\t'
+                 f'{{"name": "cluster-policy", "namespace": "", "error": "{err}"}}',
+                 f'2022-10-10T19:39:30.833Z\tERROR\tcontroller\tcontroller/controller.go:326\tReconciler error\t'
+                 f'{{"error": "{err}"}}',
+                 f'{{"level":"error","ts":1665430770.83,"logger":"controller","msg":"Reconciler error",'
+                 f'"error":"{err}"}}',
+                 f'{{"time":"2025-01-02T03:04:05Z","level":"ERROR","msg":"Reconciler error","err":"{err}"}}'):
+        for lines in ([line], [*filler[:1500], line, *filler[1500:]]):
+            titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+            assert titles == [want], titles
+    [top] = analyze_bytes(b"2024-01-02T03:04:05Z\tFATAL\tsetup\tunable to start manager\n", library).findings
+    assert top.title == "Not recognised: unable to start manager"
+    for quiet in ('1.6654307708338156e+09\tINFO\tcontroller\tStarting workers\t{"worker count": 1}',
+                  '{"level":"info","msg":"Reconciler error count reset","error":"none"}',
+                  '{"name": "error", "kind": "level"}'):
+        assert analyze_bytes((quiet + "\n").encode(), library).findings == [], quiet
+
+
 def test_a_failed_make_recipe_is_one_weak_lead_below_the_compilers_error(library: CompiledLibrary) -> None:
     """GNU make's "*** [<makefile>:<line>: <target>] Error <n>" (src/job.c), repeated by each make
     above the failed one: one lead, the innermost target, found in phase 1 too; the compiler's own
