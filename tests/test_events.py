@@ -55,6 +55,20 @@ def test_headless_traceback_from_a_frame_line() -> None:
     assert tb.code_lines == frozenset({1})
 
 
+def test_a_traceback_ending_in_a_bare_stop_iteration() -> None:
+    """`next()` on an exhausted iterator raises StopIteration without a message, so Python ends the
+    traceback with the name alone (TransformerEngine 1.13's _load_library when its PyTorch extension is
+    not installed, training b36-07); the traceback is complete, not cut before its exception."""
+    text = ("Traceback (most recent call last):\n"
+            '  File "/env/site-packages/transformer_engine/pytorch/__init__.py", line 52, in _load_library\n'
+            '    so_path = next(so_dir.glob(f"{module_name}.*.{extension}"))\n'
+            "StopIteration\n"
+            "after")
+    tb, after = events(text)
+    assert (tb.kind, tb.exc_type, tb.exc_message, tb.last_line) == (EventKind.traceback, "StopIteration", None, 4)
+    assert after.text == "after"
+
+
 def test_a_traceback_indented_as_a_whole_by_pip() -> None:
     """pip prints a build's output indented (SteveImmanuel/SegGPT-FineTune#3, as pasted): the
     exception is read at the traceback's own margin, and the traceback ends with it."""
