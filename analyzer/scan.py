@@ -133,7 +133,8 @@ STRUCTURAL = (
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^" + BARE_ERROR + r" ?\r?$"
             r"|" + _START + GO_FATAL_SIGNAL + r"\r?$"
-            r"|Assertion [`'][^\n]*[`'] failed|" + _START + "(?:" + USAGE_ERROR + ")"
+            r"|Assertion [`'][^\n]*[`'] failed|Assertion [^\n]* failed at [^\s:]+:\d+"
+            r"|" + _START + "(?:" + USAGE_ERROR + ")"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
             r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "
             # FFmpeg's component prefix before a failure, and ffmpeg's last line

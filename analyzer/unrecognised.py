@@ -78,7 +78,10 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
 # function may be a long C++ signature), and a CUDA kernel's device-side assert, which names the
 # block and thread instead; the expression is the message, where it failed the context
 _ASSERT = re.compile(r"(?:[\w./+-]+: )?(?P<src>[^\s:]+:\d+): (?:.*?: )?(?:block: \[[\d,]+\], thread: \[[\d,]+\] )?"
-                     r"Assertion [`'](?P<expr>.+)[`'] failed\.?\s*$")
+                     r"Assertion [`'](?P<expr>.+)[`'] failed\.?\s*$"
+                     # FFmpeg's av_assert0 (libavutil/avassert.h: "Assertion %s failed at %s:%d") and test
+                     # macros written after it (GDRCopy's sanity test quotes the expression)
+                     r"|Assertion (?P<q>[\"'`]?)(?P<expr2>.+?)(?P=q) failed at (?P<src2>[^\s:]+:\d+)\s*$")
 _BARE_ERROR = re.compile(BARE_ERROR)  # scan.py: the message is on the next line
 _NCCL_WARN = re.compile(r"^.*?\bNCCL WARN ")  # host:pid:tid [dev] file.cc:line: the prefix varies
 # Error lines whose prefix says only "this is an error": the title quotes the message after it.
@@ -190,7 +193,7 @@ def error_line(event: Event) -> str | None:
         if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
             return first
         if "Assertion " in first and (a := _ASSERT.match(first)):
-            return f"Assertion `{a['expr']}' failed at {a['src']}"
+            return f"Assertion `{a['expr'] or a['expr2']}' failed at {a['src'] or a['src2']}"
         if _ERROR_LINE.match(first):
             first = _MSBUILD_HEAD.sub("", _GO_LOG_HEAD.sub("", first, count=1), count=1)
             return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))

@@ -102,6 +102,34 @@ def test_a_library_with_a_catalogue_is_cached_and_read_back(tmp_path: Path) -> N
         [(f.pattern.id, f.catalogue, f.path) for f in first.files]
 
 
+def test_a_covered_entry_lends_its_name_to_the_pattern_that_covers_it(tmp_path: Path) -> None:
+    """An entry left to a hand-written pattern is recognised by its symbolic name too (the
+    catalogue's `\\b{name}\\b`): the covering pattern takes that form after its own. Its printed
+    string is not lent: which lines with those words are that failure is the pattern's choice."""
+    library = load_library([write(tmp_path)])
+    covering = next(pf.pattern for pf in library.files if pf.pattern.id == "host-oom-killed-service")
+    own = load_library([write(tmp_path / "plain", CATALOGUE.replace("  - '\\b{name}\\b'\n", ""))])
+    before = next(pf.pattern for pf in own.files if pf.pattern.id == "host-oom-killed-service")
+    added = [e.regex for e in covering.match.any[len(before.match.any):]]
+    assert added == ["\\bdemoErrorDisk\\b"], added
+    compiled = compile_library(library)
+    rx = compiled.patterns["host-oom-killed-service"].regexes
+    assert any(r.search("status=demoErrorDisk") for r in rx)
+    assert not any(r.search("demo error: disk full") for r in rx)
+
+
+def test_an_entry_cannot_be_left_to_a_pattern_that_needs_all_its_expressions(tmp_path: Path) -> None:
+    root = write(tmp_path)
+    host = root / "host" / "host-oom-killed-service.yaml"
+    text = host.read_text()
+    assert "\n  any:\n" in text
+    host.write_text(text.replace("\n  any:\n", "\n  all:\n", 1))
+    with pytest.raises(PatternErrors) as err:
+        load_library([root])
+    assert ("entry 'disk': covered_by names 'host-oom-killed-service', which needs all of its expressions"
+            in str(err.value))
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (("covered_by: host-oom-killed-service", "covered_by: no-such-pattern"),
      "entry 'disk': covered_by names an unknown pattern 'no-such-pattern'"),

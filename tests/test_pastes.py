@@ -675,6 +675,44 @@ def test_a_named_containers_compose_column_is_read_when_nearly_every_line_has_it
     assert records[0].message == "model  | llama" and records[0].worker is None
 
 
+def test_srun_labels_are_read_as_the_task_a_line_comes_from(library: CompiledLibrary) -> None:
+    """`srun --label` puts the task id before every line, right-aligned to one width ("%*d: ",
+    src/common/write_labelled_message.c), torch's `[rankN]: ` often after it (validation b36-02 was
+    silent so). Two tasks' tracebacks interleaved are rebuilt apart; a few lines that start with a
+    number and a colon among others are no column."""
+    lines = [(" 9", "[rank75]: Traceback (most recent call last):"), ("10", "Traceback (most recent call last):"),
+             (" 9", '[rank75]:   File "/x/frob/hooks.py", line 173, in add_hooks'),
+             ("10", '  File "/x/quux/io.py", line 8, in read'),
+             (" 9", "[rank75]:     offload._frob_recursively(offload.module)"),
+             ("10", "    open(path)"),
+             (" 9", "[rank75]: AttributeError: 'Offload' object has no attribute '_frob_recursively'"),
+             ("10", "PermissionError: [Errno 13] Permission denied: '/data/quux.bin'")]
+    text = "".join(f"{t}: {line}\n" for t, line in lines)
+    report = analyze_bytes(text.encode(), library)
+    unknown = [f for f in report.findings if f.title.startswith("Not recognised: AttributeError")]
+    assert len(unknown) == 1 and "frob/hooks.py, line 173" in unknown[0].cause, [f.title for f in report.findings]
+    records = parse_lines([line.encode() for line in text.splitlines()], InputForm.console)
+    assert [r.worker for r in records[:2]] == ["task 9 rank75", "task 10"]
+    het = parse_lines([b"P1 3: ValueError: frobnicated quux", b"P1 3: done"], InputForm.console)
+    assert (het[0].worker, het[0].message) == ("P1 task 3", "ValueError: frobnicated quux")
+    table = "404: Not Found\n" + "".join(f"routine line {i}\n" for i in range(8))
+    records = parse_lines([line.encode() for line in table.splitlines()], InputForm.console)
+    assert records[0].message == "404: Not Found" and records[0].worker is None
+
+
+def test_ffmpegs_assert_and_asserts_written_after_it_are_reported(library: CompiledLibrary) -> None:
+    """FFmpeg's av_assert0 (libavutil/avassert.h: "Assertion %s failed at %s:%d") and a test macro
+    that quotes the expression (GDRCopy's sanity test); also deep in a long log (phase 1)."""
+    filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
+    for line, title in (("Assertion s->buf_ptr < s->buf_end failed at libavcodec/put_bits.h:107",
+                         "Not recognised: Assertion `s->buf_ptr < s->buf_end' failed at libavcodec/put_bits.h:107"),
+                        ('Assertion "(frob_pin(g, ptr, size)) == (0)" failed at sanity.cpp:188',
+                         "Not recognised: Assertion `(frob_pin(g, ptr, size)) == (0)' failed at sanity.cpp:188")):
+        for ls in ([line], [*filler[:1500], line, *filler[1500:]]):
+            titles = [f.title for f in analyze_bytes(("\n".join(ls) + "\n").encode(), library).findings]
+            assert titles == [title], titles
+
+
 def test_a_compose_traceback_no_pattern_knows_is_reported(library: CompiledLibrary) -> None:
     paste = prefixed("api-1  | ", [
         "Traceback (most recent call last):",
@@ -700,6 +738,7 @@ PASTE_FORMS: dict[str, Callable[[list[str]], list[str]]] = {
     "Markdown code block (4 spaces)": lambda ls: ["    " + line for line in ls],
     "tab-indented": lambda ls: ["\t" + line for line in ls],
     "vLLM worker prefix": lambda ls: ["(VllmWorker rank=0 pid=1) " + line for line in ls],
+    "srun --label": lambda ls: [" 3: " + line for line in ls],
 }
 
 

@@ -2,7 +2,9 @@
 systemd EXIT_* status) as one data file, `patterns/catalogues/<stem>.yaml`, that the loader
 expands into one pattern per entry, with the same schema, lint, fixtures and site pages as a
 hand-written pattern. An entry that a hand-written pattern already recognises names it in
-`covered_by` and is not expanded, so the catalogue still says the set is covered."""
+`covered_by` and is not expanded, so the catalogue still says the set is covered; the forms that
+name the entry are lent to that pattern (`lent`), so the set stays recognised by name: a bare
+`CUDA_ERROR_INVALID_DEVICE` is known though its pattern was written for "invalid device ordinal"."""
 
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ class Entry(Strict):
         description="templates tried after the catalogue's (or this entry's) expressions: forms only it prints")
     why: str | None = None
     covered_by: KebabId | None = None
+    lend: bool = Field(default=True, description=(
+        "whether the forms that name a covered entry join the pattern that covers it: false where "
+        "that pattern names one situation of the value, not every one (ENOSPC from inotify is no full disk)"))
     refines: list[KebabId] = Field(
         default_factory=list,
         description="more general patterns that fire on the same failure: this entry ranks above them")
@@ -126,13 +131,33 @@ def _title(cat: Catalogue, entry: Entry) -> str:
     return cut.rstrip(",;:(") + "…"
 
 
+def _templates(cat: Catalogue, entry: Entry) -> list[str]:
+    """The entry's expressions with its fields filled in (those it has the fields for)."""
+    templates = [*(entry.expressions or cat.expressions), *entry.extra_expressions]
+    return [r for t in dict.fromkeys(templates) if (r := _regex(t, entry)) is not None]
+
+
+def lent(cat: Catalogue) -> dict[str, list[Expression]]:
+    """The forms that name each entry left to a hand-written pattern (its symbolic name:
+    `CUDA_ERROR_INVALID_DEVICE`, `NVML_ERROR_NO_PERMISSION`), by that pattern's id. Forms by the
+    printed string stay the pattern's own choice: "No space left on device" from inotify is no full
+    disk, and the pattern that covers ENOSPC says so by what it matches."""
+    out: dict[str, list[Expression]] = {}
+    for entry in cat.entries:
+        if entry.covered_by is None or not entry.lend:
+            continue
+        templates = [t for t in (entry.expressions or cat.expressions) if "{name}" in t and "{string}" not in t]
+        out.setdefault(entry.covered_by, []).extend(
+            _expression(r) for t in templates if (r := _regex(t, entry)) is not None)
+    return out
+
+
 def expand(cat: Catalogue) -> list[Pattern]:
     """One pattern per entry not covered by a hand-written pattern. Raises ValueError naming
     the entry when its pattern would not be valid."""
     out = []
     for entry in cat.expanded:
-        templates = [*(entry.expressions or cat.expressions), *entry.extra_expressions]
-        exprs = [r for t in dict.fromkeys(templates) if (r := _regex(t, entry)) is not None]
+        exprs = _templates(cat, entry)
         if not exprs:
             raise ValueError(f"entry {entry.key!r}: no expression applies (it lacks the fields they use)")
         try:

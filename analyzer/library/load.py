@@ -162,11 +162,14 @@ def load_catalogue(path: Path, text: str | None = None) -> Catalogue:
     return cat
 
 
-def _expand(path: Path, text: str, covers: list[tuple[Path, str, str]]) -> list[Pattern]:
+def _expand(path: Path, text: str, covers: list[tuple[Path, str, str]],
+            lent: dict[str, list[Expression]]) -> list[Pattern]:
     """A catalogue's patterns; its entries left to hand-written patterns go to `covers`
-    (path, entry key, pattern id), checked once every pattern is known."""
+    (path, entry key, pattern id), checked once every pattern is known, and their forms to `lent`."""
     cat = load_catalogue(path, text)
     covers += [(path, e.key, e.covered_by) for e in cat.entries if e.covered_by is not None]
+    for pid, exprs in catalogue.lent(cat).items():
+        lent.setdefault(pid, []).extend(exprs)
     try:
         return expand(cat)
     except ValueError as exc:
@@ -233,9 +236,10 @@ def _parse(texts: Sequence[tuple[Path, str]], errors: list[PatternError]) -> Lib
     files: list[PatternFile] = []
     seen: dict[str, Path] = {}
     covers: list[tuple[Path, str, str]] = []
+    lent: dict[str, list[Expression]] = {}
     for path, text in texts:
         try:
-            patterns = _expand(path, text, covers) if is_catalogue(path) else [load_pattern(path, text)]
+            patterns = _expand(path, text, covers, lent) if is_catalogue(path) else [load_pattern(path, text)]
         except PatternError as exc:
             errors.append(exc)
             continue
@@ -247,12 +251,31 @@ def _parse(texts: Sequence[tuple[Path, str]], errors: list[PatternError]) -> Lib
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
     errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
                for path, key, pid in covers if pid not in seen]
+    errors += [PatternError(f"entry {key!r}: covered_by names {pid!r}, which needs all of its expressions "
+                            "(`all:`); the entry's forms cannot join it: name a pattern with `any:`", path)
+               for path, key, pid in covers if pid in seen and (f := _by_id(files, pid)) and f.pattern.match.all]
+    files = [_borrow(f, lent[f.pattern.id]) if f.pattern.id in lent else f for f in files]
     errors += [PatternError(_relation_error(key, rid, f.pattern.id), f.path, _relation_line(f.path, key, i))
                for f in files for key in ("refines", "explains")
                for i, rid in enumerate(getattr(f.pattern, key)) if rid not in seen or rid == f.pattern.id]
     if errors:
         raise PatternErrors(errors)
     return Library(tuple(files))
+
+
+def _by_id(files: Sequence[PatternFile], pid: str) -> PatternFile | None:
+    return next((f for f in files if f.pattern.id == pid), None)
+
+
+def _borrow(f: PatternFile, exprs: Sequence[Expression]) -> PatternFile:
+    """A hand-written pattern with the forms of the catalogue entries left to it, after its own."""
+    match = f.pattern.match
+    own = {e.regex for e in match.any}
+    extra = [e for e in dict((e.regex, e) for e in exprs).values() if e.regex not in own]
+    if not match.any or not extra:
+        return f
+    pattern = f.pattern.model_copy(update={"match": match.model_copy(update={"any": [*match.any, *extra]})})
+    return PatternFile(pattern, f.path, f.catalogue)
 
 
 def _relation_error(key: str, rid: str, own: str) -> str:

@@ -6,7 +6,7 @@ RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the t
 `> ` of a quoted paste is dropped, and so are the Markdown `**` a reporter puts around the one
 line that matters (a traceback's last line, made bold in an issue) and the backticks of a line
 pasted as inline code. Docker Compose's column for a container named in the compose file is
-read when nearly every line carries it.
+read when nearly every line carries it, and so is Slurm's `srun --label` task number.
 """
 
 from __future__ import annotations
@@ -31,29 +31,43 @@ _CODE = re.compile(r"`(?P<text>[^`\s][^`]*?)`?\s*")
 # the name alone, without the replica number the worker reader knows it by, padded like every
 # other service's to one width, then " | " (readers/worker.py reads the numbered form on its own)
 _NAMED_COLUMN = re.compile(r"(?P<w>[A-Za-z0-9][\w.-]{0,80}?) {2,}\| ")
+# Slurm's `srun --label` (src/common/write_labelled_message.c): the task id right-aligned to the width
+# of the largest ("%*d: "), a heterogeneous job's component before it ("P%u %*d: "); a number and a
+# colon start many other lines, so it is a column only where nearly every line has it at one width
+_SRUN_LABEL = re.compile(r"(?P<het>P\d+ )? *(?P<task>\d{1,6}): ")
 COLUMN_SAMPLE = 200  # lines looked at to find the column
 
 
-Columns = tuple[int, ...]  # the widths of named Compose columns, outermost first
+Columns = tuple[int, ...]  # the widths of the columns (Compose's, srun's), outermost first
+
+
+def _column(line: str) -> re.Match[str] | None:
+    return (_NAMED_COLUMN.match(line) if "| " in line else None) or _SRUN_LABEL.match(line)
 
 
 def named_columns(lines: Sequence[str]) -> Columns:
-    """The widths of the Compose columns that nearly every line of `lines` starts with (four in
-    five of the non-blank lines: one such line among others is a table's row, not a column),
-    outermost first (a container's log copied from another container's: two)."""
+    """The widths of the columns that nearly every line of `lines` starts with (four in five of
+    the non-blank lines: one such line among others is a table's row, not a column), outermost
+    first (a container's log copied from another container's, srun's label in a container: two)."""
     sample = [_prefixes(line)[3] for line in lines[:COLUMN_SAMPLE] if line.strip()]
     found: list[int] = []
     for _ in range(2):
-        widths = Counter(m.end() for line in sample if "| " in line and (m := _NAMED_COLUMN.match(line)))
+        widths = Counter(m.end() for line in sample if (m := _column(line)))
         if not widths:
             break
         width, n = widths.most_common(1)[0]
         if 5 * n < 4 * len(sample):
             break
         found.append(width)
-        sample = [split_worker(line[width:])[2] for line in sample if (m := _NAMED_COLUMN.match(line))
-                  and m.end() == width]
+        sample = [split_worker(line[width:])[2] for line in sample if (m := _column(line)) and m.end() == width]
     return tuple(found)
+
+
+def _column_worker(c: re.Match[str]) -> str:
+    """A column's worker: a container's name, or srun's task ("task 9", "P1 task 3")."""
+    if "task" in c.groupdict():
+        return f"{c['het'] or ''}task {c['task']}"
+    return CONTAINER + c["w"]
 
 
 def _prefixes(text: str) -> tuple[str | None, str | None, str | None, str]:
@@ -75,10 +89,10 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
     stamp, worker, wtime, message = _prefixes(text)
     time = stamp or time
     for width in columns:
-        if not ((c := _NAMED_COLUMN.match(message)) and c.end() == width):
+        if not ((c := _column(message)) and c.end() == width):
             break
         inner, itime, message = split_worker(message[width:])
-        worker = " ".join(w for w in (worker, CONTAINER + c["w"], inner) if w)
+        worker = " ".join(w for w in (worker, _column_worker(c), inner) if w)
         wtime = wtime or itime
     if (b := _BOLD.fullmatch(message)) or (message[:1] == "`" and (b := _CODE.fullmatch(message))):
         message = b["text"]
