@@ -66,8 +66,10 @@ def test_a_message_split_over_adjacent_literals_is_read_whole() -> None:
 def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> None:
     """Messages a program logs or asserts, not only those it raises: Python loggers, warnings and
     asserts (and messages joined with `+`), C/C++ logging macros (glog, the NVIDIA driver's
-    NV_PRINTF, systemd's log_unit_*), Go loggers with `%v` and slog's key-value calls, and Rust's
-    panic!/bail!, expect() and thiserror's #[error] attributes."""
+    NV_PRINTF, systemd's log_unit_*, Slurm's error()/fatal(), the ROCm runtime's LogError/
+    LogPrintfError/ClPrint, rocBLAS's error stream, amdgpu's DRM_ERROR/DRM_DEV_ERROR; not a method or
+    member called error(), nor a function that only ends in "error("), Go loggers with `%v` and
+    slog's key-value calls, and Rust's panic!/bail!, expect() and thiserror's #[error] attributes."""
     repo = release(tmp_path, {
         "a.py": 'logging.error("the engine core died unexpectedly: %s", e)\n'
                 'warnings.warn(f"flash attention is disabled on {arch}")\n'
@@ -85,6 +87,17 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
                 '    #[error("Could not start backend: {0}")]\n    StartupError(String),\n',
         "e.py": 'raise ValueError("unsupported dtype " + str(dtype) + " for this kernel")\n'
                 'raise RuntimeError(name + " is not a registered attention backend")\n',
+        "gres_nvml.c": '\t\terror("Failed to get device handle for GPU %d: %s", i, nvmlErrorString(r));\n'
+                       '\tfatal("cgroup namespace \'%s\' not mounted. aborting", ns);\n'
+                       '\tset_last_error("an error about %d things", n);\n'
+                       '\tstatus.error("a method\'s own error text here");\n'
+                       '\tp->error("a member function\'s error text here");\n',
+        "device.cpp": '    LogError("Unable to allocate aligned memory");\n'
+                      '    LogPrintfError("Failed to load code object for device %s", name);\n'
+                      '    ClPrint(amd::LOG_ERROR, amd::LOG_CODE, "Cannot find symbol %s in the module", sym);\n'
+                      '    rocblas_cerr << "rocBLAS error: Cannot read " << path << std::endl;\n',
+        "amdgpu_device.c": '\tDRM_ERROR("sw_init of IP block <%s> failed %d\\n", name, r);\n'
+                           '\tDRM_DEV_ERROR(adev->dev, "ring %s test failed (%d)\\n", ring->name, r);\n',
     })
     got = set(mine_messages.templates_at(repo, "v1.0", []))
     assert got == {
@@ -102,6 +115,14 @@ def test_logging_calls_asserts_and_macros_of_each_language(tmp_path: Path) -> No
         "Could not start backend: {}",
         "unsupported dtype {} for this kernel",
         "{} is not a registered attention backend",
+        "Failed to get device handle for GPU {}: {}",
+        "cgroup namespace '{}' not mounted. aborting",
+        "Unable to allocate aligned memory",
+        "Failed to load code object for device {}",
+        "Cannot find symbol {} in the module",
+        "rocBLAS error: Cannot read {}",
+        "sw_init of IP block <{}> failed {}",
+        "ring {} test failed ({})",
     }, got
     assert set(mine_messages.templates_at(repo, "v1.0", ["e.py", "d.rs"])) == {  # files, not only folders
         "unsupported dtype {} for this kernel", "{} is not a registered attention backend",
@@ -158,33 +179,3 @@ def test_triton_status_objects_and_messages_built_with_plus_or_stream(tmp_path: 
         "Failed to finalize {}",
     }
 
-
-def test_c_logging_calls_of_slurm_rocm_and_drm(tmp_path: Path) -> None:
-    """Emitters whose errors are C logging calls: Slurm's error()/fatal() (gres_nvml.c, cgroup),
-    the ROCm runtime's (clr) LogError/LogPrintfError/ClPrint, rocBLAS's error stream, amdgpu's
-    DRM_ERROR/DRM_DEV_ERROR. A method or member called error() (`status.error(...)`, `p->error(...)`)
-    and a function that only ends in "error(" are no logging call."""
-    repo = release(tmp_path, {
-        "gres_nvml.c": '\t\terror("Failed to get device handle for GPU %d: %s", i, nvmlErrorString(r));\n'
-                       '\tfatal("cgroup namespace \'%s\' not mounted. aborting", ns);\n'
-                       '\tset_last_error("an error about %d things", n);\n'
-                       '\tstatus.error("a method\'s own error text here");\n'
-                       '\tp->error("a member function\'s error text here");\n',
-        "device.cpp": '    LogError("Unable to allocate aligned memory");\n'
-                      '    LogPrintfError("Failed to load code object for device %s", name);\n'
-                      '    ClPrint(amd::LOG_ERROR, amd::LOG_CODE, "Cannot find symbol %s in the module", sym);\n'
-                      '    rocblas_cerr << "rocBLAS error: Cannot read " << path << std::endl;\n',
-        "amdgpu_device.c": '\tDRM_ERROR("sw_init of IP block <%s> failed %d\\n", name, r);\n'
-                           '\tDRM_DEV_ERROR(adev->dev, "ring %s test failed (%d)\\n", ring->name, r);\n',
-    })
-    got = set(mine_messages.templates_at(repo, "v1.0", []))
-    assert got == {
-        "Failed to get device handle for GPU {}: {}",
-        "cgroup namespace '{}' not mounted. aborting",
-        "Unable to allocate aligned memory",
-        "Failed to load code object for device {}",
-        "Cannot find symbol {} in the module",
-        "rocBLAS error: Cannot read {}",
-        "sw_init of IP block <{}> failed {}",
-        "ring {} test failed ({})",
-    }, got
