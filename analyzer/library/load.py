@@ -251,9 +251,10 @@ def _parse(texts: Sequence[tuple[Path, str]], errors: list[PatternError]) -> Lib
             files.append(PatternFile(pattern, path, path.stem if is_catalogue(path) else None))
     errors += [PatternError(f"entry {key!r}: covered_by names an unknown pattern {pid!r}", path)
                for path, key, pid in covers if pid not in seen]
+    needs_all = {f.pattern.id for f in files if f.pattern.match.all}
     errors += [PatternError(f"entry {key!r}: covered_by names {pid!r}, which needs all of its expressions "
                             "(`all:`); the entry's forms cannot join it: name a pattern with `any:`", path)
-               for path, key, pid in covers if pid in seen and (f := _by_id(files, pid)) and f.pattern.match.all]
+               for path, key, pid in covers if pid in needs_all]
     files = [_borrow(f, lent[f.pattern.id]) if f.pattern.id in lent else f for f in files]
     errors += [PatternError(_relation_error(key, rid, f.pattern.id), f.path, _relation_line(f.path, key, i))
                for f in files for key in ("refines", "explains")
@@ -261,10 +262,6 @@ def _parse(texts: Sequence[tuple[Path, str]], errors: list[PatternError]) -> Lib
     if errors:
         raise PatternErrors(errors)
     return Library(tuple(files))
-
-
-def _by_id(files: Sequence[PatternFile], pid: str) -> PatternFile | None:
-    return next((f for f in files if f.pattern.id == pid), None)
 
 
 def _borrow(f: PatternFile, exprs: Sequence[Expression]) -> PatternFile:
