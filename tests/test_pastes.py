@@ -478,7 +478,7 @@ def test_a_traceback_logged_with_the_header_on_every_line_is_one_event(library: 
     report = analyze_bytes(HEADER_EVERY_LINE.encode(), library)
     assert [f.id for f in report.findings] == ["cuda-illegal-memory-access"]  # the hints are not errors
     unknown = HEADER_EVERY_LINE.replace("'CUDA error: an illegal memory access was encountered",
-                                        "'frobnicated the quux")
+                                        "'frobnicated the quux").replace("`cudaErrorIllegalAddress'", "`frobQuux'")
     [top] = analyze_bytes(unknown.encode(), library).findings
     assert top.title == "Not recognised: RuntimeError: Worker failed with error 'frobnicated the quux"
     assert "multiproc_executor.py, line 394, in get_response (vLLM)" in top.cause  # its frame, read
@@ -801,12 +801,13 @@ def test_a_logfmt_values_escapes_read_as_words(library: CompiledLibrary) -> None
 
 def test_structured_loggers_error_lines_are_weak_leads(library: CompiledLibrary) -> None:
     """zap's console encoder (controller-runtime: the GPU Operator's clusterpolicy controller,
-    training b33-03, was silent) with an epoch or ISO time, with and without the logger's name and
+    training b33-03, was silent; a pattern now names its error) with an epoch or ISO time, with and
+    without the logger's name and
     caller; zap's, logrus's and slog's JSON lines. The message and the fields' error are the lead,
     found in phase 1 too; the same loggers' info lines and a JSON line that is no log say nothing."""
     filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
-    err = 'no matches for kind \\"RuntimeClass\\" in version \\"node.k8s.io/v1beta1\\"'
-    want = 'Not recognised: Reconciler error: no matches for kind "RuntimeClass" in version "node.k8s.io/v1beta1"'
+    err = 'frobnicating \\"cluster-policy\\": quux \\"node.example.io/v9\\" refused'
+    want = 'Not recognised: Reconciler error: frobnicating "cluster-policy": quux "node.example.io/v9" refused'
     for line in (f'1.6654307708338156e+09\tERROR\tcontroller.clusterpolicy-controller\tReconciler error\t'
                  f'{{"name": "cluster-policy", "namespace": "", "error": "{err}"}}',
                  f'2022-10-10T19:39:30.833Z\tERROR\tcontroller\tcontroller/controller.go:326\tReconciler error\t'

@@ -92,7 +92,8 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
         if not ((c := _column(message)) and c.end() == width):
             break
         inner, itime, message = split_worker(message[width:])
-        worker = " ".join(w for w in (worker, _column_worker(c), inner) if w)
+        names = [w for w in (worker, _column_worker(c), inner) if w]  # a container's first, as split_worker
+        worker = " ".join(sorted(names, key=lambda w: not w.startswith(CONTAINER)))
         wtime = wtime or itime
     if (b := _BOLD.fullmatch(message)) or (message[:1] == "`" and (b := _CODE.fullmatch(message))):
         message = b["text"]
