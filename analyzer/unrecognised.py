@@ -293,10 +293,9 @@ _ESCAPED = {'"': '"', "\\": "\\", "n": " ", "r": " ", "t": " "}
 
 def _logfmt(line: str) -> str | None:
     """`msg="..."` with its `error="..."` when both are there, unquoted."""
-    fields = {m["key"]: (m["q"] if m["q"] is not None else m["v"]) for m in _LOGFMT_FIELD.finditer(line)}
-    text = ": ".join(" ".join(_LOGFMT_ESCAPE.sub(lambda e: _ESCAPED[e[1]], v).split())
-                     for k in ("msg", "error", "err") if (v := fields.get(k)))
-    return text or None
+    fields = {m["key"]: _LOGFMT_ESCAPE.sub(lambda e: _ESCAPED[e[1]], m["q"] if m["q"] is not None else m["v"])
+              for m in _LOGFMT_FIELD.finditer(line)}
+    return _message_and_error(fields.get("msg", ""), fields)
 
 
 @dataclass
