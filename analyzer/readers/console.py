@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from analyzer.models import CONTAINER, Record
-from analyzer.readers.worker import split_worker
+from analyzer.readers.worker import joined_workers, split_worker
 
 _STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
 _QUOTE = re.compile(r"(?:> ?)+")  # a log pasted into a chat or an e-mail reply: "> Traceback ..."
@@ -92,8 +92,7 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
         if not ((c := _column(message)) and c.end() == width):
             break
         inner, itime, message = split_worker(message[width:])
-        names = [w for w in (worker, _column_worker(c), inner) if w]  # a container's first, as split_worker
-        worker = " ".join(sorted(names, key=lambda w: not w.startswith(CONTAINER)))
+        worker = joined_workers(worker, _column_worker(c), inner)
         wtime = wtime or itime
     if (b := _BOLD.fullmatch(message)) or (message[:1] == "`" and (b := _CODE.fullmatch(message))):
         message = b["text"]

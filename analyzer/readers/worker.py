@@ -43,8 +43,12 @@ def split_worker(message: str) -> tuple[str | None, str | None, str]:
     inner, inner_time, rest = _split_one(rest)
     if inner is None:
         return outer, time, rest
-    first, second = (inner, outer) if inner.startswith(CONTAINER) else (outer, inner)
-    return f"{first} {second}", time or inner_time, rest
+    return joined_workers(outer, inner), time or inner_time, rest
+
+
+def joined_workers(*workers: str | None) -> str:
+    """Nested workers as one, a container's name first (`container:vllm-1 VllmWorker rank=1`)."""
+    return " ".join(sorted((w for w in workers if w), key=lambda w: not w.startswith(CONTAINER)))
 
 
 def worker_prefixes(line: str) -> Iterator[tuple[int, str]]:
