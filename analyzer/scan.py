@@ -118,7 +118,9 @@ STRUCTURAL = (
             r"|make(?:\[\d+\])?: \*\*\* \[[^\n]*\] Error \d+\r?$"
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
-            r"|Exception in thread \"|\] \[(?:ERROR|CRITICAL)\] "
+            r"|Exception in thread \"|" + _START + r"\[(?:ERROR|FATAL|CRITICAL)\] "
+            # a shell that cannot find the command it was to run (its exec builtin's form too)
+            r"|(?:sh|bash|dash|zsh|ksh)(?:: line \d+|: \d+)?: (?:exec: )?[^\s:]+: (?:command )?not found\r?$"
             r"|what\(\): |(?:nvcc|ptxas|nvlink|cicc|fatbinary)[^\n]{0,200}(?:fatal|error) +: "
             r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: "
             r"|" + _START + r"[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "

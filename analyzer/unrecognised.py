@@ -70,7 +70,7 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
-                         r"(?=[^\s:]+: (?:command )?not found\s*$)"
+                         r"(?=(?:exec: )?[^\s:]+: (?:command )?not found\s*$)"
                          # a rejected command line (scan.py), quoted with the program that names itself
                          r"|(?=(?:[\w./-]+: )?(?:" + USAGE_ERROR + r"))"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
@@ -134,7 +134,9 @@ _LOGGED = re.compile(
     r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(?:ERROR|CRITICAL) \S+:\d+ -- "
     r"|(?:\d{4}-\d\d-\d\dT[\d:.]+Z +)?ERROR +(?:[\w-]+: +)?[a-z_][\w:]*: "
     r"|\d{4}-\d\d-\d\d[ T][\d:.]+: +[EF] +\S+:\d+\] "
-    r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [+-]\d{4})?\] \[\d+\] \[(?:ERROR|CRITICAL)\] "
+    # a bracketed level after up to two bracketed fields: gunicorn's "[time] [pid] [ERROR] ", NVIDIA
+    # Fabric Manager's "[time] [ERROR] [tid N] ", and the same with the time cut from a paste
+    r"|(?:\[[^\]\n]{1,40}\] ){0,2}\[(?:ERROR|FATAL|CRITICAL)\] +(?:\[tid \d+\] +)?"
     r")(?P<msg>\S.*[^:\s])\s*$")
 # Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
 # prefix, which a paste often lacks)
