@@ -93,6 +93,15 @@ USAGE_ERROR = (r"(?:[Uu]nknown|[Uu]nrecogni[sz]ed|[Ii]nvalid) (?:command[- ]line
                r"(?::? [^\s\w]{0,3}-|: \S| -- )"  # the quote before the option: ASCII, or U+2018 in UTF-8
                r"|option (?:requires an argument -- |[^\s\w]{0,3}-[^\n]{1,80} requires an argument)"
                r"|flag provided but not defined: |error: (?:unexpected argument|[Ff]ound argument) '")
+# A program's failed operation as glibc's error() and perror() print it (coreutils, util-linux, shell
+# tools in start scripts): "<prog>: cannot|failed to ...: <strerror>"; only strerror strings of a failed
+# operation end it ("Connection reset by peer" after xinetd's "warning: can't get client address" does not)
+FAILED_CALL = (r"[a-z][\w.+-]{0,30}: (?:[Cc]annot|can't|[Ff]ailed to|[Uu]nable to|[Cc]ould not)\b[^\n]{1,300}: "
+               r"(?:Permission denied|No such file or directory|Operation not (?:permitted|supported)|File exists"
+               r"|No space left on device|Read-only file system|Is a directory|Not a directory"
+               r"|Device or resource busy|Input/output error|Directory not empty|Too many open files"
+               r"|Cannot allocate memory|Invalid argument|No such device|Text file busy|Function not implemented"
+               r"|Disk quota exceeded|Transport endpoint is not connected|Stale file handle)")
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -136,7 +145,7 @@ STRUCTURAL = (
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^" + BARE_ERROR + r" ?\r?$"
             r"|" + _START + GO_FATAL_SIGNAL + r"\r?$"
             r"|Assertion [`'][^\n]*[`'] failed|Assertion [^\n]* failed at [^\s:]+:\d+"
-            r"|" + _START + "(?:" + USAGE_ERROR + ")"
+            r"|" + _START + "(?:" + USAGE_ERROR + ")|" + _START + r"(?:[\w./-]*/)?" + FAILED_CALL + r"\r?$"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
             r"|[\xE2\xF0][\x80-\xBF]{2,3}(?:\xEF\xB8\x8F)? ?Error: |\*\*\* An error occurred in "
             # FFmpeg's component prefix before a failure, and ffmpeg's last line

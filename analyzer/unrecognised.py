@@ -28,7 +28,15 @@ from analyzer.events import EXCEPTION, FRAME, RUST_PANIC_AT, VLLM_HEADER_AFTER_L
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
-from analyzer.scan import BARE_ERROR, FFMPEG_COMPONENT, FFMPEG_FAILED, GO_FATAL_SIGNAL, GO_LOG_DATE, USAGE_ERROR
+from analyzer.scan import (
+    BARE_ERROR,
+    FAILED_CALL,
+    FFMPEG_COMPONENT,
+    FFMPEG_FAILED,
+    GO_FATAL_SIGNAL,
+    GO_LOG_DATE,
+    USAGE_ERROR,
+)
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
@@ -73,6 +81,8 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"(?=(?:exec: )?[^\s:]+: (?:command )?not found\s*$)"
                          # a rejected command line (scan.py), quoted with the program that names itself
                          r"|(?=(?:[\w./-]+: )?(?:" + USAGE_ERROR + r"))"
+                         # a failed operation as glibc's error()/perror() print it (scan.py)
+                         r"|(?=(?:[\w./-]*/)?(?!(?:warning|info|notice|debug):)" + FAILED_CALL + r"\s*$)"
                          r"|.*?\bNCCL WARN )(?P<msg>\S.*)")
 # A failed C/C++ assert(): glibc's "[prog: ]file:line: function: Assertion `expr' failed." (the
 # function may be a long C++ signature), and a CUDA kernel's device-side assert, which names the

@@ -244,24 +244,30 @@ def test_a_rejected_command_line_is_reported(library: CompiledLibrary) -> None:
         assert analyze_bytes((quiet + "\n").encode(), library).findings == [], quiet
 
 
-def test_a_shells_missing_command_and_a_bracketed_error_level_are_reported_deep_in_a_log(
+def test_a_shells_missing_command_a_failed_call_and_a_bracketed_error_level_are_reported_deep_in_a_log(
         library: CompiledLibrary) -> None:
     """Phase 1 finds a shell's "command not found" (also its exec builtin's "exec: <cmd>: not found",
-    an image's entrypoint that cannot start its server: validation b38-06, which was silent) and a
-    line whose bracketed level marks it an error (Fabric Manager's "[time] [ERROR] [tid N] ", also
-    with the time cut from the paste: validation b37-08, silent), in a long log as well."""
+    an image's entrypoint that cannot start its server: validation b38-06, which was silent), a tool's
+    failed operation as glibc's error() prints it ("<prog>: cannot ...: <strerror>": validation b37-02,
+    silent) and a line whose bracketed level marks it an error (Fabric Manager's "[time] [ERROR] [tid N] ",
+    also with the time cut from the paste: validation b37-08, silent), in a long log as well."""
     filler = [f"Dec 10 07:51:{i % 60:02d} host app[1]: routine line {i} ok" for i in range(3000)]
     fm = "Some failure no pattern knows on NVSwitch pci bus id 00000000:86:00.0"
     for line, title in (("/usr/local/bin/start.sh: line 12: exec: vllm: not found",) * 2,
                         ("/bin/sh: 1: ninja: not found",) * 2,
                         ("bash: line 3: trtllm-serve: command not found",) * 2,
+                        ("mkdir: cannot create directory '/models/cache': Permission denied",) * 2,
+                        ("/usr/bin/ln: failed to create symbolic link '/usr/lib/libcuda.so': File exists",) * 2,
                         (f"[Sep 17 2024 06:01:46] [ERROR] [tid 1230079] {fm}", fm),
                         (f"[ERROR] [tid 1230079] {fm}", fm)):
         for lines in ([line], [*filler[:1500], line, *filler[1500:]]):
             titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
             assert titles == ["Not recognised: " + title], titles
     for quiet in ("[Sep 17 2024 06:01:46] [INFO] [tid 1230079] Fabric Manager version 535.183.01 is running",
-                  "[ERROR] counters:", "echo 'bash: x: command not found' is what users see"):
+                  "[ERROR] counters:", "echo 'bash: x: command not found' is what users see",
+                  # loghub's Linux sample: a warning, and a peer that went away is no failed operation
+                  "Jul 25 23:23:13 combo xinetd[26482]: warning: can't get client address: Connection reset by peer",
+                  "notice: could not create the cache folder '/x': Permission denied"):
         assert analyze_bytes((quiet + "\n").encode(), library).findings == [], quiet
 
 
