@@ -751,6 +751,20 @@ def test_a_compose_traceback_no_pattern_knows_is_reported(library: CompiledLibra
     assert "foo/loader.py" in report.findings[0].cause
 
 
+def test_a_traceback_whose_quotes_were_escaped_is_read_as_python_printed_it(library: CompiledLibrary) -> None:
+    """A traceback pasted from a JSON string or a repr has `File \\"/x.py\\", line 3` frames (training
+    b40-03, torchx#540 as pasted, was read as a bare exception line); its frames read as Python printed
+    them, and other lines keep their escaped quotes."""
+    from analyzer.readers.console import console_record
+
+    raw = (ROOT / "tests" / "data" / "training" / "b40-03-ray-random-rdzv-port-not-exposed-torchx-540.log").read_text()
+    assert 'File \\"' in raw
+    expected = ["torch-elastic-c10d-store-connection-lost"]
+    assert ids(raw, library)[:1] == ids(raw.replace('\\"', '"'), library)[:1] == expected
+    assert console_record("-", 1, '  File \\"/a/b.py\\", line 3, in f').message == '  File "/a/b.py", line 3, in f'
+    assert console_record("-", 1, 'level=error msg=\\"x\\"').message == 'level=error msg=\\"x\\"'
+
+
 # How people paste a log into a thread or a ticket, each applied to every line of a real log
 PASTE_FORMS: dict[str, Callable[[list[str]], list[str]]] = {
     "quoted reply": lambda ls: ["> " + line for line in ls],

@@ -25,6 +25,9 @@ _BOLD = re.compile(r"\*\*(?P<text>[^\s*](?:.*[^\s*])?)\*\*")  # the whole messag
 # a line pasted as Markdown inline code, its closing backtick lost when the paste was cut short;
 # not a fence (```), and not a line that only starts with a quoted word ("`foo` is deprecated")
 _CODE = re.compile(r"`(?P<text>[^`\s][^`]*?)`?\s*")
+# a traceback's frame line with its quotes escaped, pasted from a JSON string or a repr
+# (`  File \"/x/y.py\", line 3, in f`): read with plain quotes, as Python printed it
+_ESCAPED_FRAME = re.compile(r'\s*File \\"[^"]+\\", line \d+')
 
 
 # Docker Compose's column for a container named in the compose file (`container_name: ollama`):
@@ -96,6 +99,8 @@ def console_record(path: str, n: int, text: str, time: str | None = None,
         wtime = wtime or itime
     if (b := _BOLD.fullmatch(message)) or (message[:1] == "`" and (b := _CODE.fullmatch(message))):
         message = b["text"]
+    if 'File \\"' in message and _ESCAPED_FRAME.match(message):
+        message = message.replace('\\"', '"')
     if worker is None and previous is not None:
         worker = previous.worker
     return Record(path=path, line=n, end_line=n, message=message, time=time or wtime, worker=worker, plain=plain)
