@@ -247,7 +247,7 @@ def test_a_rejected_command_line_is_reported(library: CompiledLibrary) -> None:
 def test_a_shells_missing_command_a_failed_call_and_a_bracketed_error_level_are_reported_deep_in_a_log(
         library: CompiledLibrary) -> None:
     """Phase 1 finds a shell's "command not found" (also its exec builtin's "exec: <cmd>: not found",
-    an image's entrypoint that cannot start its server: validation b38-06, which was silent), a tool's
+    an image's entrypoint that cannot start its server, prompted by validation b38-06), a tool's
     failed operation as glibc's error() prints it ("<prog>: cannot ...: <strerror>": validation b37-02,
     silent) and a line whose bracketed level marks it an error (Fabric Manager's "[time] [ERROR] [tid N] ",
     also with the time cut from the paste: validation b37-08, silent), in a long log as well."""
