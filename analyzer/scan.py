@@ -102,6 +102,9 @@ FAILED_CALL = (r"[a-z][\w.+-]{0,30}: (?:[Cc]annot|can't|[Ff]ailed to|[Uu]nable t
                r"|Device or resource busy|Input/output error|Directory not empty|Too many open files"
                r"|Cannot allocate memory|Invalid argument|No such device|Text file busy|Function not implemented"
                r"|Disk quota exceeded|Transport endpoint is not connected|Stale file handle)")
+# A shell (bash, dash, a script) that cannot find the command it was to run, after the shell's own
+# "<shell>: line N: " head: "x: command not found", dash's "x: not found", the exec builtin's "exec: x: not found"
+SHELL_NOT_FOUND = r"(?:exec: )?[^\s:]+: (?:command )?not found"
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -129,7 +132,7 @@ STRUCTURAL = (
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
             r"|Exception in thread \"|" + _START + r"\[(?:ERROR|FATAL|CRITICAL)\] "
             # a shell that cannot find the command it was to run (its exec builtin's form too)
-            r"|(?:sh|bash|dash|zsh|ksh)(?:: line \d+|: \d+)?: (?:exec: )?[^\s:]+: (?:command )?not found\r?$"
+            r"|(?:sh|bash|dash|zsh|ksh)(?:: line \d+|: \d+)?: " + SHELL_NOT_FOUND + r"\r?$"
             r"|what\(\): |(?:nvcc|ptxas|nvlink|cicc|fatbinary)[^\n]{0,200}(?:fatal|error) +: "
             r"|\]\s*\[(?:ERROR|E|FATAL|F)\] |\] error: "
             r"|" + _START + r"[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "

@@ -35,6 +35,7 @@ from analyzer.scan import (
     FFMPEG_FAILED,
     GO_FATAL_SIGNAL,
     GO_LOG_DATE,
+    SHELL_NOT_FOUND,
     USAGE_ERROR,
 )
 
@@ -78,7 +79,7 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
-                         r"(?=(?:exec: )?[^\s:]+: (?:command )?not found\s*$)"
+                         r"(?=" + SHELL_NOT_FOUND + r"\s*$)"
                          # a rejected command line (scan.py), quoted with the program that names itself
                          r"|(?=(?:[\w./-]+: )?(?:" + USAGE_ERROR + r"))"
                          # a failed operation as glibc's error()/perror() print it (scan.py)
