@@ -161,6 +161,11 @@ def test_error_lines_of_the_newer_shapes_are_found_deep_in_a_long_log(library: C
         log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
         titles = [f.title for f in analyze_bytes(log.encode(), library).findings]
         assert titles == [f"Not recognised: {line}"], (line, titles)
+    # a logger's error level (weak): UCX's line, with the frobnicated message no pattern knows
+    ucx = "[1588956223.719348] [vinci115:55453:0]       ib_iface.c:623  UCX  ERROR frobnicator quux lost"
+    log = "\n".join([*filler[:1500], ucx, *filler[1500:]]) + "\n"
+    titles = [f.title for f in analyze_bytes(log.encode(), library).findings]
+    assert titles == ["Not recognised: frobnicator quux lost"], titles
 
 
 def test_apts_error_lines_are_reported_and_its_warnings_are_not(library: CompiledLibrary) -> None:
@@ -392,6 +397,10 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
         # gunicorn's default format ("[%(asctime)s] [%(process)d] [%(levelname)s] %(message)s")
         "[2024-05-01 10:00:01 +0000] [123] [ERROR] Worker (pid:456) was sent SIGKILL! Perhaps out of memory?":
             "Worker (pid:456) was sent SIGKILL!",
+        # UCX's logger with its time and host:pid:thread, and without them (openucx/ucx#5148, #4556)
+        "[1588956223.719348] [vinci115:55453:0]       ib_iface.c:623  UCX  ERROR iface=0x2535490: failed to "
+        "create UD QP TX wr:256 sge:2 inl:64 RX wr:4096 sge:1 inl 0: Invalid argument": "iface=0x2535490: failed",
+        "ib_iface.c:618  UCX  ERROR ibv_create_cq(cqe=4096) failed: Invalid argument": "ibv_create_cq(cqe=4096)",
     }
     for line, expected in weak.items():
         strong_found, found = _error_lines(line)
@@ -405,6 +414,9 @@ def test_prefixed_error_lines_are_quoted_without_their_prefix() -> None:
                  "2024-05-01 10:00:00.123 UTC [77] ERROR:  relation \"users\" does not exist",  # one query's error
                  "[2024-05-01 10:00:01 +0000] [123] [INFO] Booting worker with pid: 456",
                  "nvidia-docker-plugin | 2022/04/01 13:29:27 Loading NVIDIA unified memory",  # a Go log line, no error
+                 # UCX at its debug level (openucx/ucx#9736)
+                 "[1710151844.440518] [m201:4904 :0]    ib_mlx5dv_md.c:916  UCX  DEBUG "
+                 "mlx5dv_devx_general_cmd(QUERY_HCA_CAP) failed: Remote I/O error",
                  "2015-07-29 19:03:35,413 - ERROR [LearnerHandler-/10.10.34.11:52225:LearnerHandler@562] - "
                  "Unexpected exception causing shutdown while sock still open"]:
         assert _error_lines(line) == (None, None), line
