@@ -107,7 +107,8 @@ FAILED_CALL = (r"[a-z][\w.+-]{0,30}: (?:[Cc]annot|can't|[Ff]ailed to|[Uu]nable t
 SHELL_NOT_FOUND = r"(?:exec: )?[^\s:]+: (?:command )?not found"
 # UCX's log line up to its message: "[1760048752.141287] [host:1234:0] proto_reconfig.c:60   UCX  ERROR "
 # (ucs/debug/log.c UCS_LOG_FMT; the bracketed host, pid and thread are absent in its short format)
-UCX_LOG_HEAD = r"(?:\[\d+\.\d+\] +)?(?:\[[^\]\n]{1,80}\] +)?[\w.-]+\.(?:c|cc|h|inl):\d+ +UC[XSTP] +(?:ERROR|FATAL) +"
+UCX_LEVEL = r"\.(?:c|cc|h|inl):\d+ +UC[XSTP] +(?:ERROR|FATAL) "  # from the source file's suffix to the level
+UCX_LOG_HEAD = r"(?:\[\d+\.\d+\] +)?(?:\[[^\]\n]{1,80}\] +)?[\w.-]+" + UCX_LEVEL + " *"
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -150,7 +151,7 @@ STRUCTURAL = (
             r"|(?:^|Z +)ERROR +[\w:-]+: |" + _START + r"error [a-z]+ing\b[^:\n]{0,80}: "
             r"|" + _START + r":1:[\w.]+\.(?:cpp|hpp|h) *:|" + _START + r"E: [A-Z]|^" + BARE_ERROR + r" ?\r?$"
             r"|" + _START + GO_FATAL_SIGNAL + r"\r?$"
-            r"|\.(?:c|cc|h|inl):\d+ +UC[XSTP] +(?:ERROR|FATAL) "  # UCX's logger (UCX_LOG_HEAD)
+            r"|" + UCX_LEVEL +  # UCX's logger (UCX_LOG_HEAD)
             r"|Assertion [`'][^\n]*[`'] failed|Assertion [^\n]* failed at [^\s:]+:\d+"
             r"|" + _START + "(?:" + USAGE_ERROR + ")|" + _START + r"(?:[\w./-]*/)?" + FAILED_CALL + r"\r?$"
             # an emoji (its UTF-8 bytes, a variation selector after it) before "Error: "; Open MPI's fatal handler
