@@ -149,8 +149,7 @@ _LOGGED = re.compile(
     # a bracketed level after up to two bracketed fields: gunicorn's "[time] [pid] [ERROR] ", NVIDIA
     # Fabric Manager's "[time] [ERROR] [tid N] ", and the same with the time cut from a paste
     r"|(?:\[[^\]\n]{1,40}\] ){0,2}\[(?:ERROR|FATAL|CRITICAL)\] +(?:\[tid \d+\] +)?"
-    # UCX's logger (ucs/debug/log.c: "[sec.usec] [host:pid:thread] file:line COMP LEVEL msg", the
-    # component "UCX", the level padded to five; the host field is left out in its short format)
+    # UCX's logger at its error level (scan.py's UCX_LOG_HEAD says its format)
     r"|" + UCX_LOG_HEAD +
     r")(?P<msg>\S.*[^:\s])\s*$")
 # Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
