@@ -105,6 +105,13 @@ FAILED_CALL = (r"[a-z][\w.+-]{0,30}: (?:[Cc]annot|can't|[Ff]ailed to|[Uu]nable t
 # A shell (bash, dash, a script) that cannot find the command it was to run, after the shell's own
 # "<shell>: line N: " head: "x: command not found", dash's "x: not found", the exec builtin's "exec: x: not found"
 SHELL_NOT_FOUND = r"(?:exec: )?[^\s:]+: (?:command )?not found"
+# A Kubernetes event of type Warning whose reason says something failed (kubectl describe's Events
+# table, `kubectl get events`): FailedCreatePodSandBox, FailedScheduling, FailedMount, Failed (an
+# image pull), BackOff, Evicted, UnexpectedAdmissionError (a device plugin's refused allocation), not
+# Unhealthy or a plain notice; and kubelet's own message for a sandbox the runtime could not create
+# (kuberuntime_manager.go), pasted without the table around it
+K8S_FAILED_REASON = r"[A-Za-z]*(?:Fail|Err|BackOff|Evict|OOM)[A-Za-z]*"
+KUBELET_SANDBOX = r"Failed to create pod sandbox: "
 # UCX's log line up to its message: "[1760048752.141287] [host:1234:0] proto_reconfig.c:60   UCX  ERROR "
 # (ucs/debug/log.c UCS_LOG_FMT; the bracketed host, pid and thread are absent in its short format)
 UCX_LEVEL = r"\.(?:c|cc|h|inl):\d+ +UC[XSTP] +(?:ERROR|FATAL) "  # from the source file's suffix to the level
@@ -127,7 +134,8 @@ STRUCTURAL = (
     # the OCI runtime, logrus, the loggers of vLLM, Python, loguru, Ray and Rust's tracing, a
     # Go error chain printed bare, ROCm's HIP runtime at its error level, an emoji's "Error: ", Open MPI's,
     # zap's and JSON loggers' error levels, APT's "E: ", dnf's bare "Error:" before its message, the Go
-    # runtime's fatal signal, a failed C/C++ or device-side assert, a rejected command line)
+    # runtime's fatal signal, a failed C/C++ or device-side assert, a rejected command line, Kubernetes'
+    # failed events and kubelet's sandbox failure)
     Trigger(Structural.error_line,
             r"(?:\d: (?:fatal )?error: |fatal error: |nvcc fatal|" + _START + r"Error: |Error response from daemon: "
             r"|\(\d+(?:, ?\d+)?\) ?: (?:fatal )?error(?: [A-Z]{1,3}\d{4})?: |LINK : fatal error LNK\d{4}: "
@@ -143,6 +151,7 @@ STRUCTURAL = (
             r"|: [EF] \S+:\d+\] "
             r"|\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+: [A-Z]\w*(?:Error|Exception): |panicked at |" + _START + r"panic: "
             r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
+            r"|(?:^|\s)Warning +" + K8S_FAILED_REASON + r" |" + _START + KUBELET_SANDBOX +  # Kubernetes
             # zap's console encoder (tab-separated level) and a JSON log line's level field
             r"|\t(?:ERROR|DPANIC|PANIC|FATAL)\t|\"(?:level|severity|levelname|lvl)\" ?: ?"
             r"\"(?:[Ee]rror|ERROR|[Ff]atal|FATAL|[Pp]anic|PANIC|[Dd]panic|DPANIC|[Cc]ritical|CRITICAL)\""

@@ -35,6 +35,8 @@ from analyzer.scan import (
     FFMPEG_FAILED,
     GO_FATAL_SIGNAL,
     GO_LOG_DATE,
+    K8S_FAILED_REASON,
+    KUBELET_SANDBOX,
     SHELL_NOT_FOUND,
     UCX_LOG_HEAD,
     USAGE_ERROR,
@@ -154,7 +156,13 @@ _LOGGED = re.compile(
     r")(?P<msg>\S.*[^:\s])\s*$")
 # Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
 # prefix, which a paste often lacks)
-_WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$")  # and ffmpeg's last line
+_WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$"  # and ffmpeg's last line
+                    r"|" + KUBELET_SANDBOX + r"\S")  # and kubelet's (scan.py)
+# A Kubernetes Warning event that says something failed (scan.py), in kubectl describe's Events table
+# (type, reason, age, from, message) or `kubectl get events` (last seen, type, reason, object, message):
+# the reason and the message are the error
+_K8S_EVENT = re.compile(r"(?:\S+\s+)?Warning\s+(?P<reason>" + K8S_FAILED_REASON + r")\s+"
+                        r"(?:[a-z][\w.-]*/\S+|\S+(?: \(x\d+ over \S+\))?\s+[\w.-]+(?:, ?[\w.-]+)?)\s+(?P<msg>\S.*)$")
 # Go's logrus and its key=value lines (nvidia-ctk, nvidia-container-runtime, containerd, dockerd):
 # the level field marks the error, msg= (and error=) hold it; a logger's line, so weak
 _LOGFMT = re.compile(r"(?:^|\s)level=(?:error|fatal|panic)\s")
@@ -203,22 +211,28 @@ def error_line(event: Event) -> str | None:
     if event.kind is EventKind.nccl_block:  # a rank's run of NCCL lines: its first WARN is the error
         return next((_NCCL_WARN.sub("NCCL WARN ", line.strip()) for line in event.text.split("\n")
                      if "NCCL WARN " in line), None)
-    if event.kind is EventKind.line:
-        first = event.text.split("\n")[0].strip()
-        m = EXCEPTION.match(first)
-        if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
-            return first
-        if "Assertion " in first and (a := _ASSERT.match(first)):
-            return f"Assertion `{a['expr'] or a['expr2']}' failed at {a['src'] or a['src2']}"
-        if _ERROR_LINE.match(first):
-            first = _MSBUILD_HEAD.sub("", _GO_LOG_HEAD.sub("", first, count=1), count=1)
-            return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
-        if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction
-            return _unprefixed(m)
-        if (m := RUST_PANIC_AT.search(first)) and len(lines := event.text.split("\n")) > 1 and lines[1].strip():
-            return f"panicked at {m['at']}: {lines[1].strip()}"
-        if _WHOLE.match(first):
-            return first
+    return _line_error(event) if event.kind is EventKind.line else None
+
+
+def _line_error(event: Event) -> str | None:
+    """The error a one-line event names: an exception, an assert, an error shape of a program."""
+    first = event.text.split("\n")[0].strip()
+    m = EXCEPTION.match(first)
+    if m and ": " in first and not _NOT_AN_ERROR.search(m["type"]):
+        return first
+    if "Assertion " in first and (a := _ASSERT.match(first)):
+        return f"Assertion `{a['expr'] or a['expr2']}' failed at {a['src'] or a['src2']}"
+    if _ERROR_LINE.match(first):
+        first = _MSBUILD_HEAD.sub("", _GO_LOG_HEAD.sub("", first, count=1), count=1)
+        return _NCCL_WARN.sub("NCCL WARN ", _GLOG.sub(r"\g<file>: ", first))
+    if (m := _PREFIXED.match(first)) and (m["src"] or not first.endswith(":")):  # not an introduction
+        return _unprefixed(m)
+    if (m := RUST_PANIC_AT.search(first)) and len(lines := event.text.split("\n")) > 1 and lines[1].strip():
+        return f"panicked at {m['at']}: {lines[1].strip()}"
+    if _WHOLE.match(first):
+        return first
+    if "Warning" in first and (m := _K8S_EVENT.match(first)):
+        return f"{m['reason']}: {m['msg'].strip()}"
     return None
 
 

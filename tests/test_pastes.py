@@ -312,6 +312,35 @@ def test_ffmpeg_failures_behind_its_component_prefix_are_reported_and_its_routin
     assert analyze_bytes((routine + "\n".join(filler[:50]) + "\n").encode(), library).findings == []
 
 
+def test_kubernetes_failed_events_and_kubelet_sandbox_failures_are_reported(library: CompiledLibrary) -> None:
+    """A Warning event whose reason says something failed, in kubectl describe's Events table and in
+    `kubectl get events`, and kubelet's sandbox message pasted alone, found by phase 1 deep in a long
+    log; the reason and message are the error. Normal events and a Warning that is no failure stay
+    silent. The forms are NVIDIA/gpu-operator#549's table and #2168's events listing, with messages
+    no pattern knows."""
+    filler = [f"  Normal   Pulled  {i}s  kubelet  Container image \"busybox:1.{i}\" already present on machine"
+              for i in range(3000)]
+    for line, title in (
+            ("  Warning  FailedCreatePodSandBox  4m43s (x93 over 24m)  kubelet            Failed to create pod "
+             "sandbox: rpc error: code = Unknown desc = failed to frobnicate the quux",
+             "Not recognised: FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown "
+             "desc = failed to frobnicate the quux"),
+            ("3m45s       Warning   FailedMount   pod/nvidia-operator-validator-l4754            "
+             "MountVolume.SetUp failed for volume \"quux\" : widget not frobnicated",
+             "Not recognised: FailedMount: MountVolume.SetUp failed for volume \"quux\" : widget not frobnicated"),
+            ("  Warning  UnexpectedAdmissionError  2m  kubelet, gpu-node-3  Allocate failed: quux exploded",
+             "Not recognised: UnexpectedAdmissionError: Allocate failed: quux exploded"),
+            ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to frobnicate the quux: unknown",
+             "Not recognised: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to frobnicate "
+             "the quux: unknown")):
+        log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
+        assert [f.title for f in analyze_bytes(log.encode(), library).findings] == [title], line
+    routine = ("  Normal   Scheduled  24m  default-scheduler  Successfully assigned gpu-operator/x to node-1\n"
+               "  Warning  Unhealthy  3m (x2 over 3m)  kubelet  Readiness probe failed: Get \"http://10.0.0.7:8080/\"\n"
+               "  Warning  NodeSysctlChange  5m  sysctl-monitor  widget changed\n")
+    assert analyze_bytes(routine.encode(), library).findings == []
+
+
 def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibrary) -> None:
     healthy = ("Dec 10 07:51:15 LabSZ sshd[24324]: error: Received disconnect from 195.154.37.122: 3: "
                "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"
