@@ -2,8 +2,9 @@
 
 Each hit opens a window of BEFORE lines before it and AFTER lines after it, widened
 backwards over indented continuation lines so that a multi-line entry is never cut at the
-top. Only the start of a multi-line block (a traceback, a C++ terminate) looks far ahead
-(LONG_AFTER lines, for the body that follows); a line that matched looks a few lines on.
+top, and forwards over a few (WRAPPED) at the bottom. Only the start of a multi-line block
+(a traceback, a C++ terminate) looks far ahead (LONG_AFTER lines, for the body that
+follows); a line that matched looks a few lines on.
 Windows are merged, also across chunk boundaries, so every input line is parsed at most
 once and in order. Memory holds one chunk and the regions in flight.
 
@@ -29,6 +30,9 @@ LONG_AFTER = 400
 # widens it again.
 NARROW = 2
 MAX_CONTINUATION = 2000
+# A window also runs on over the indented lines after its end, up to this many: the rest of an
+# entry that a paste wrapped (a chain of errors ending in a colon, continued on the next lines)
+WRAPPED = 20
 _AFTER = {Reach.long: LONG_AFTER, Reach.narrow: NARROW}
 
 
@@ -67,6 +71,16 @@ def _back(buf: bytes, start: int, count: int) -> tuple[int, int]:
         moved += 1
         extra += 1
     return start, moved
+
+
+def _on(buf: bytes, end: int) -> int:
+    """Move `end` past up to WRAPPED indented continuation lines that follow it."""
+    extra = 0
+    while end < len(buf) and buf[end:end + 1] in (b" ", b"\t") and extra < WRAPPED:
+        nl = buf.find(b"\n", end)
+        end = len(buf) if nl < 0 else nl + 1
+        extra += 1
+    return end
 
 
 def _forward(buf: bytes, end: int, count: int) -> tuple[int, int]:
@@ -139,7 +153,7 @@ class RegionBuilder:
             line += chunk.count(b"\n", counted.upto, pos)
             counted.upto, counted.lines = pos, line - base
             begin = _line_start(chunk, pos)
-            end = _forward(chunk, begin, self.reach[idx] + 1)[0]
+            end = _on(chunk, _forward(chunk, begin, self.reach[idx] + 1)[0])
             if windows and begin < windows[-1].end:
                 w = windows[-1]
                 w.add(line, self.keys[idx], end)

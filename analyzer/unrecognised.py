@@ -44,6 +44,7 @@ from analyzer.scan import (
 
 MAX_TEMPLATES = 200  # memory bound on a huge log full of unknown errors
 REPORTED = 3  # unrecognised errors reported, most frequent first
+MAX_JOINED = 600  # characters of an error line beyond which its indented continuation lines are not added
 
 _MASKS = (
     (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
@@ -355,6 +356,9 @@ class Collector:
     # took them: who logged them is worked out only when a unit fails (`_last_words`)
     said: dict[tuple[str, str | None], deque[tuple[Event, bool]]] = field(default_factory=dict)
     bare: dict[tuple[str, str | None], str] = field(default_factory=dict)  # a bare "Error:" just read, per input
+    # an error line just kept that ends in a colon, per input: its message goes on in the indented
+    # lines after it (a chain of Go errors wrapped by the paste), which are read as its own text
+    open: dict[tuple[str, str | None], str] = field(default_factory=dict)
 
     def add(self, events: Iterable[Event], matched_lines: set[tuple[str, int]]) -> None:
         for event in events:
@@ -363,7 +367,11 @@ class Collector:
             head = first.strip()
             bare = self.bare.pop((last.path, last.host), None)
             after_bare = f"{bare} {head}" if bare and event.kind is EventKind.line else None
-            taken = matched or self._add_error(event, after_bare)
+            opened = self.open.pop((last.path, last.host), None)
+            if opened and not matched and event.kind is EventKind.line and first[:1].isspace() and head:
+                taken = self._go_on(opened, head, (last.path, last.host))
+            else:
+                taken = matched or self._add_error(event, after_bare)
             if event.kind is EventKind.line and _BARE_ERROR.fullmatch(head):
                 self.bare[(last.path, last.host)] = head
             if event.kind is EventKind.line and (m := _unit_exit(first)):
@@ -400,6 +408,19 @@ class Collector:
                                                event.frames[-1] if event.frames else None,
                                                logger=logger or last.unit, weak=weak, exit=exit, cut=cut)
             self.items[template].seen_at(when)
+            if not weak and not cut and line.endswith(":"):
+                last = event.records[-1]
+                self.open[(last.path, last.host)] = template
+
+    def _go_on(self, template: str, more: str, where: tuple[str, str | None]) -> bool:
+        """An indented line after an error line that ended in a colon: the rest of its message."""
+        item = self.items.get(template)
+        if item is None or len(item.text) > MAX_JOINED:
+            return False
+        item.text = f"{item.text} {more}"
+        if more.endswith(":"):
+            self.open[where] = template
+        return True
 
     def forget(self, event: Event) -> None:
         """A pattern took the event after all (analyzer.cut): it is not an unknown error."""

@@ -335,6 +335,20 @@ def test_kubernetes_failed_events_and_kubelet_sandbox_failures_are_reported(libr
              "the quux: unknown")):
         log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
         assert [f.title for f in analyze_bytes(log.encode(), library).findings] == [title], line
+    # the message wrapped by the paste after a colon: the indented lines are the rest of the error;
+    # a line at the margin is not
+    wrapped = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox "9f1c":\n'
+               "  failed to create shim task: OCI runtime create failed:\n"
+               "  creating container: cannot frobnicate the sandbox:\n"
+               "  cannot read the widget file:\n"
+               "  waiting for the quux to start: EOF\n"
+               "unrelated line at the margin\n")
+    found = [f for f in analyze_bytes(wrapped.encode(), library).findings if f.kind == FindingKind.unrecognised]
+    assert len(found) == 1 and (
+        'failed to start sandbox "9f1c": failed to create shim task: OCI runtime create failed: creating '
+        "container: cannot frobnicate the sandbox: cannot read the widget file: waiting for the quux to start: "
+        "EOF. It is reported") in found[0].cause, found[0].cause
+    assert (found[0].evidence[0].line, "unrelated" in found[0].cause) == (1, False)
     routine = ("  Normal   Scheduled  24m  default-scheduler  Successfully assigned gpu-operator/x to node-1\n"
                "  Warning  Unhealthy  3m (x2 over 3m)  kubelet  Readiness probe failed: Get \"http://10.0.0.7:8080/\"\n"
                "  Warning  NodeSysctlChange  5m  sysctl-monitor  widget changed\n")

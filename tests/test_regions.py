@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import pytest
 
 from analyzer.choices import InputForm
-from analyzer.regions import AFTER, BEFORE, LONG_AFTER, NARROW, Region, RegionBuilder
+from analyzer.regions import AFTER, BEFORE, LONG_AFTER, NARROW, WRAPPED, Region, RegionBuilder
 from analyzer.scan import PythonEngine, Reach, Trigger
 
 TRIGGERS = (Trigger("boom", r"BOOM"), Trigger("@traceback", r"Traceback", reach=Reach.long),
@@ -76,6 +76,19 @@ def test_look_back_follows_indented_continuation_lines_to_the_entry_start() -> N
     data[49] = b"    BOOM"
     [r] = build(data)
     assert r.first_line == 20 and r.lines[0] == b"entry head"  # past BEFORE, up to the entry's head
+
+
+def test_a_window_runs_on_over_the_indented_lines_after_its_end_up_to_a_bound() -> None:
+    """The rest of an entry a paste wrapped onto indented lines is read with it, a few lines only."""
+    data = lines(200, {50: "Oops: failed to start:"})
+    for k in range(50, 50 + NARROW + 3):  # lines 51..55 go on with line 50's message
+        data[k] = b"  continued:"
+    [r] = build(data)
+    assert span(r) == (50 - NARROW, 55)
+    for k in range(50, 150):  # a hundred indented lines: only WRAPPED more than the window
+        data[k] = b"  continued:"
+    [r] = build(data)
+    assert span(r) == (50 - NARROW, 50 + NARROW + WRAPPED)
 
 
 def covered(regions: Sequence[Region]) -> dict[int, bytes]:
