@@ -11,6 +11,7 @@ import pytest
 from analyzer.choices import FindingKind, InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.readers import parse_lines
+from analyzer.readers.console import console_record
 from tests.conftest import ROOT, analyze_bytes
 
 PASTES = ROOT / "tests" / "data" / "pastes"
@@ -626,6 +627,32 @@ def test_a_hard_wrapped_paste_is_rejoined(library: CompiledLibrary) -> None:
     top = report.findings[0]
     assert top.id == "nvidia-container-cli-driver-file-in-image"
     assert (top.evidence[0].line, top.evidence[0].text) == (2, DRIVER_FILE)  # the input's own line numbers
+
+
+# blakeblackshear/frigate#9566: Frigate's services print a time column, two spaces, then the line
+FRIGATE_TRACEBACK = """\
+2024-02-01 02:32:42.112610280  Process camera_processor:back_grass:
+2024-02-01 02:32:42.115291436  Traceback (most recent call last):
+2024-02-01 02:32:42.115354014    File "/usr/lib/python3.9/multiprocessing/process.py", line 315, in _bootstrap
+2024-02-01 02:32:42.115357149      self.run()
+2024-02-01 02:32:42.115432436    File "/opt/frigate/frigate/object_detection.py", line 225, in detect
+2024-02-01 02:32:42.115435295      (self.labels[int(d[0])], float(d[1]), (d[2], d[3], d[4], d[5]))
+2024-02-01 02:32:42.115437405  KeyError: -12
+"""
+
+
+def test_a_time_column_set_off_by_two_spaces_is_read_as_the_time(library: CompiledLibrary) -> None:
+    """The traceback behind the column is rebuilt, and so is its tail when the paste starts mid-way
+    (the exception line read with the frames above it); the column's time is the finding's time."""
+    lines = FRIGATE_TRACEBACK.splitlines(keepends=True)
+    for paste, line in (("".join(lines), 7), ("".join(lines[4:]), 3)):
+        [found] = analyze_bytes(paste.encode(), library).findings
+        assert (found.title, found.evidence[0].line, found.first_time) == (
+            "Not recognised: KeyError: -12", line, "2024-02-01T02:32:42Z"), paste
+        assert "frigate/object_detection.py" in found.cause, found.cause
+    # a logger's own time field, one space before its next field, stays part of the message
+    record = console_record("-", 1, "2024-05-01 10:00:00.123 UTC [1] FATAL:  data directory is wrong")
+    assert (record.time, record.message) == (None, "2024-05-01 10:00:00.123 UTC [1] FATAL:  data directory is wrong")
 
 
 def test_a_soft_wrapped_line_and_rsyslog_colour_escapes(library: CompiledLibrary) -> None:

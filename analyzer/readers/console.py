@@ -2,10 +2,10 @@
 `kubectl logs`), and docker's json-file lines (`{"log": "...", "stream": ..., "time": ...}`).
 
 Each line is a record; tracebacks are rebuilt later from records, per worker. A leading
-RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`) becomes the time; the
-`> ` of a quoted paste is dropped, and so are the Markdown `**` a reporter puts around the one
-line that matters (a traceback's last line, made bold in an issue) and the backticks of a line
-pasted as inline code. Docker Compose's column for a container named in the compose file is
+RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`), or a time column set off
+by two spaces, becomes the time; the `> ` of a quoted paste is dropped, and so are the
+Markdown `**` a reporter puts around the one line that matters (a traceback's last line, made
+bold in an issue) and the backticks of a line pasted as inline code. Docker Compose's column for a container named in the compose file is
 read when nearly every line carries it, and so is Slurm's `srun --label` task number.
 """
 
@@ -19,7 +19,11 @@ from collections.abc import Iterator, Sequence
 from analyzer.models import CONTAINER, Record
 from analyzer.readers.worker import joined_workers, split_worker
 
-_STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) ")
+# or a date and time with a space and no zone, set off from the line by two spaces (a log shipper's or
+# an init system's time column, as Frigate's s6 services print it); a logger's own time field is
+# followed by one space and its next field, and stays part of the message
+_STAMP = re.compile(r"(?P<t>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) "
+                    r"|(?P<t2>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)  ")
 _QUOTE = re.compile(r"(?:> ?)+")  # a log pasted into a chat or an e-mail reply: "> Traceback ..."
 _BOLD = re.compile(r"\*\*(?P<text>[^\s*](?:.*[^\s*])?)\*\*")  # the whole message, not a banner of stars
 # a line pasted as Markdown inline code, its closing backtick lost when the paste was cut short;
@@ -80,7 +84,7 @@ def _prefixes(text: str) -> tuple[str | None, str | None, str | None, str]:
     if m := _QUOTE.match(text):
         text = text[m.end():]
     if m := _STAMP.match(text):
-        time, text = m["t"], text[m.end():]
+        time, text = m["t"] or m["t2"], text[m.end():]
     return (time, *split_worker(text))
 
 
