@@ -5,8 +5,9 @@ Each line is a record; tracebacks are rebuilt later from records, per worker. A 
 RFC 3339 timestamp (`docker logs -t`, `kubectl logs --timestamps`), or a time column set off
 by two spaces, becomes the time; the `> ` of a quoted paste is dropped, and so are the
 Markdown `**` a reporter puts around the one line that matters (a traceback's last line, made
-bold in an issue) and the backticks of a line pasted as inline code. Docker Compose's column for a container named in the compose file is
-read when nearly every line carries it, and so is Slurm's `srun --label` task number.
+bold in an issue) and the backticks of a line pasted as inline code. Docker Compose's column
+for a container named in the compose file is read when nearly every line carries it, and so is
+Slurm's `srun --label` task number.
 """
 
 from __future__ import annotations
