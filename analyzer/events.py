@@ -22,10 +22,12 @@ from analyzer.scan import TRACEBACK
 TRACEBACK_START = re.compile(TRACEBACK + ":")
 FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
 # an exception's type: a name with one of the usual endings, Python's StopIteration (a bare `next()` on an
-# exhausted iterator ends a traceback with the name alone), or a dotted name
+# exhausted iterator ends a traceback with the name alone), a module's lowercase `error` class, or a
+# dotted name
 EXCEPTION = re.compile(
     r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Warning|Fault|Failure)"
     r"|(?:[A-Za-z_]\w*\.)*Stop(?:Async)?Iteration"
+    r"|(?:[A-Za-z_]\w*\.)+error"  # cv2.error (OpenCV's cv::Exception), re.error, zlib.error, struct.error
     r"|(?:[A-Za-z_]\w*\.)+[A-Z]\w*)(?::\s?(?P<msg>.*))?$"
 )
 CHAIN = re.compile(r"(?:During handling of the above exception|The above exception was the direct cause)")

@@ -126,7 +126,7 @@ STRUCTURAL = (
     Trigger(Structural.traceback, TRACEBACK + "|" + COMFY_DIALOG, reach=Reach.long),
     Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
     Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
-    Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): ", reach=Reach.narrow),
+    Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): |[A-Za-z_]\w*\.error: ", reach=Reach.narrow),
     # gcc/nvcc (and nvcc's front end and MSVC with the line in parentheses, MSVC's linker), docker,
     # GNU make's failed recipe, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines (also pasted
     # without NCCL's "host:pid:tid [dev] file:line" head, so at the start of a line), and the

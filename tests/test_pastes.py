@@ -356,6 +356,23 @@ def test_kubernetes_failed_events_and_kubelet_sandbox_failures_are_reported(libr
     assert analyze_bytes(routine.encode(), library).findings == []
 
 
+def test_a_modules_lowercase_error_class_ends_a_traceback(library: CompiledLibrary) -> None:
+    """OpenCV raises cv2.error (its cv::Exception, "OpenCV(%s) %s:%d: error: (%d:%s) %s in function
+    '%s'" in modules/core/src/system.cpp), the standard library re.error, zlib.error, struct.error:
+    a traceback ending in one is read whole (before: cut before its exception), and the line alone,
+    deep in a long log, is an error line."""
+    opencv = ("cv2.error: OpenCV(4.9.0) /io/opencv/modules/dnn/src/quux.cpp:42: error: (-217:Gpu API call) "
+              "frobnicate failed in function 'widget'")
+    traceback = ('Traceback (most recent call last):\n  File "/app/detect.py", line 12, in <module>\n'
+                 f"    out = net.forward()\n{opencv}\n")
+    [found] = analyze_bytes(traceback.encode(), library).findings
+    assert found.title.startswith("Not recognised: cv2.error: OpenCV(4.9.0)") and "/app/detect.py" in found.cause
+    filler = [f"INFO step {i} ok" for i in range(3000)]
+    log = "\n".join([*filler[:1500], "re.error: unterminated quux set at position 0", *filler[1500:]]) + "\n"
+    assert [f.title for f in analyze_bytes(log.encode(), library).findings] == [
+        "Not recognised: re.error: unterminated quux set at position 0"]
+
+
 def test_ordinary_error_words_in_healthy_logs_stay_silent(library: CompiledLibrary) -> None:
     healthy = ("Dec 10 07:51:15 LabSZ sshd[24324]: error: Received disconnect from 195.154.37.122: 3: "
                "com.jcraft.jsch.JSchException: Auth fail [preauth]\n"
