@@ -544,14 +544,24 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
         drift = read_mismatch(u.text, u.frame, emitters)
         if drift:
             fix.insert(0, _drift_step(drift))
-        shown = u.text if len(u.text) <= 150 else u.text[:149].rsplit(" ", 1)[0] + "…"
         out.append(_finding(
-            u, who, f"Not recognised: {shown}",
+            u, who, f"Not recognised: {_shown(u.text)}",
             f"No pattern in the library explains this error: {u.text.rstrip('.')}.{raised}"
             + (_drift_cause(drift) if drift else ""), fix,
             f"an error no pattern explains, seen {u.count} time(s): ranked below the findings that "
             "explain a cause and above those that only describe consequences (low confidence)"))
     return Leads(out, cut)
+
+
+TITLE_HEAD, TITLE_TAIL = 80, 70  # characters of a long error kept from its start and its end
+
+
+def _shown(text: str) -> str:
+    """A long error for a title: its start (who failed doing what) and its end (the innermost
+    reason of a chain of errors, "...: no such file or directory"), cut at spaces."""
+    if len(text) <= TITLE_HEAD + TITLE_TAIL + 5:
+        return text
+    return f"{text[:TITLE_HEAD].rsplit(' ', 1)[0]} … {text[-TITLE_TAIL:].split(' ', 1)[-1]}"
 
 
 def _finding(u: Unexplained, who: tuple[str, Emitter] | None, title: str, cause: str, fix: list[str],
