@@ -368,10 +368,9 @@ class Collector:
             bare = self.bare.pop((last.path, last.host), None)
             after_bare = f"{bare} {head}" if bare and event.kind is EventKind.line else None
             opened = self.open.pop((last.path, last.host), None)
-            if opened and not matched and event.kind is EventKind.line and first[:1].isspace() and head:
-                taken = self._go_on(opened, head, (last.path, last.host))
-            else:
-                taken = matched or self._add_error(event, after_bare)
+            taken = bool(opened and not matched and event.kind is EventKind.line and first[:1].isspace() and head
+                         and self._go_on(opened, head, (last.path, last.host)))
+            taken = taken or matched or self._add_error(event, after_bare)
             if event.kind is EventKind.line and _BARE_ERROR.fullmatch(head):
                 self.bare[(last.path, last.host)] = head
             if event.kind is EventKind.line and (m := _unit_exit(first)):
