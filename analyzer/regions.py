@@ -66,19 +66,23 @@ def _back(buf: bytes, start: int, count: int) -> tuple[int, int]:
         start = _line_start(buf, start - 1)
         moved += 1
     extra = 0
-    while start > 0 and buf[start:start + 1] in (b" ", b"\t") and extra < MAX_CONTINUATION:
+    while start > 0 and _indented(buf, start) and extra < MAX_CONTINUATION:
         start = _line_start(buf, start - 1)
         moved += 1
         extra += 1
     return start, moved
 
 
+def _indented(buf: bytes, at: int) -> bool:
+    """Whether the line starting at `at` is a continuation line (it starts with a blank)."""
+    return buf[at:at + 1] in (b" ", b"\t")
+
+
 def _on(buf: bytes, end: int) -> int:
     """Move `end` past up to WRAPPED indented continuation lines that follow it."""
     extra = 0
-    while end < len(buf) and buf[end:end + 1] in (b" ", b"\t") and extra < WRAPPED:
-        nl = buf.find(b"\n", end)
-        end = len(buf) if nl < 0 else nl + 1
+    while end < len(buf) and _indented(buf, end) and extra < WRAPPED:
+        end = _forward(buf, end, 1)[0]
         extra += 1
     return end
 

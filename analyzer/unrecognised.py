@@ -408,8 +408,8 @@ class Collector:
                                                logger=logger or last.unit, weak=weak, exit=exit, cut=cut)
             self.items[template].seen_at(when)
             if not weak and not cut and line.endswith(":"):
-                last = event.records[-1]
-                self.open[(last.path, last.host)] = template
+                end = event.records[-1]
+                self.open[(end.path, end.host)] = template
 
     def _go_on(self, template: str, more: str, where: tuple[str, str | None]) -> bool:
         """An indented line after an error line that ended in a colon: the rest of its message."""
