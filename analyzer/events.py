@@ -50,6 +50,7 @@ LOGGER_HEADER = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) " + VLLM_HEAD
 # message a line belongs to, so it comes off only lines that are a traceback's own
 LEVEL_PREFIX = re.compile(r"(?:ERROR|DEBUG):    |INFO:     |WARNING:  |CRITICAL: ")
 MAX_EXCEPTION_TAIL = 30
+MAX_HEADLESS = 400  # lines of frames a traceback without its first line may hold
 # ComfyUI's front end: the older dialog (heading, blank line, the exception's message, blank line,
 # frames without "Traceback" and without indentation) and the Error Report (2024+: Markdown list
 # items for the exception's type and message, then "## Stack Trace" and a fenced block of frames)
@@ -190,14 +191,19 @@ def _starts_traceback(lines: list[_Line], i: int) -> bool:
 
 
 def _frames_lead_to_exception(lines: list[_Line], i: int) -> bool:
-    """A headless traceback: frames (and code lines) followed by an exception line."""
-    for j in range(i, min(len(lines), i + 400)):
+    """A headless traceback: frames (and code lines) followed by an exception line, or running on
+    to the end of what was read (a paste that lost the traceback's first line and stops before
+    its exception: the frame trigger's window ends a few lines after the last frame, so the end
+    of the lines is the end of the input). Such a traceback is read as cut (`cut_traceback_line`)."""
+    end = min(len(lines), i + MAX_HEADLESS)
+    for j in range(i, end):
         text = lines[j].text
         if EXCEPTION.match(text):
             return True
         if not (text[:1].isspace() or FRAME.match(text) or not text.strip()):
             return False
-    return False
+    return end == len(lines) and any(lines[j].text[:1].isspace() and lines[j].text.strip()
+                                     and not FRAME.match(lines[j].text) for j in range(i + 1, end))
 
 
 def _indent(text: str) -> int:
@@ -330,3 +336,26 @@ def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type:
     return Event(kind=kind, records=tuple(records[i] for i in order), exc_type=exc_type,
                  exc_message=exc_msg, frames=frames, text="\n".join(ln.text for ln in block),
                  line_owner=tuple(order[ln.record] for ln in block), code_lines=code)
+
+
+# The source line of a cut traceback's innermost frame, when it raises an exception built from one
+# string (a literal or an f-string, whose fields stay as written): the exception line that would
+# have followed, "<Type>: <message>"
+_RAISE = re.compile(r"raise\s+(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\(\s*[rRfFuU]{0,2}"
+                    r"(?P<q>\"|')(?P<msg>(?:\\.|(?!(?P=q)).)+)(?P=q)\s*\)(?:\s+from\s+[\w.]+)?\s*$")
+
+
+def raised_error(code: str) -> str | None:
+    """The exception line a `raise X("message")` source line stands for, or None."""
+    m = _RAISE.fullmatch(code.strip())
+    return f"{m['type']}: {m['msg']}" if m else None
+
+
+def raise_line(event: Event) -> int | None:
+    """A traceback cut before its exception whose innermost source line raises it with its
+    message: that line's index in the event's text, the only place the message is (match.py
+    reads it as the message; the source lines of a whole traceback repeat its exception)."""
+    if event.kind is not EventKind.traceback or event.exc_type or event.exc_message or not event.code_lines:
+        return None
+    last = max(event.code_lines)
+    return last if raised_error(event.text.split("\n")[last]) else None

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import regex
 
+from analyzer.events import raise_line
 from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
 from analyzer.library.schema import Scope
 from analyzer.models import Event, Match
@@ -43,7 +44,8 @@ def match_events(events: Iterable[Event], hits: Mapping[int, set[str]],
 def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
     """At most one match per event: a line pattern that fires on several lines of one
     traceback is one occurrence. Source-code lines quoted in a traceback are skipped
-    (`raise RuntimeError("...")` repeats the message it raises)."""
+    (`raise RuntimeError("...")` repeats the message it raises), except the raise statement of a
+    traceback cut before its exception, the one line that holds the message."""
     if cp.head.in_container and not event.records[0].in_container:
         return
     if cp.head.scope == Scope.event.value:
@@ -51,8 +53,9 @@ def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
     else:
         texts = []
         offset = 0
+        said = raise_line(event)  # a cut traceback's raise statement: its message is only there
         for i, text in enumerate(event.text.split("\n")):
-            if i not in event.code_lines:
+            if i not in event.code_lines or i == said:
                 texts.append((text, offset))
             offset += len(text) + 1
     captures: dict[str, str] = {}

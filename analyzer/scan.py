@@ -43,6 +43,7 @@ class Structural(StrEnum):
     bytes_message = "@bytes-message"  # journal JSON: a message stored as byte values; every pattern is tried
     exception = "@exception"  # unknown errors, reported as such
     error_line = "@error-line"  # a compiler's or a command-line tool's error line
+    frame = "@frame"  # a Python traceback's frame: a paste may have lost the traceback's first line
 
 
 _FACT = "fact:"
@@ -126,6 +127,9 @@ STRUCTURAL = (
     Trigger(Structural.traceback, TRACEBACK + "|" + COMFY_DIALOG, reach=Reach.long),
     Trigger(Structural.terminate, r"terminate called after throwing", reach=Reach.long),
     Trigger(Structural.bytes_message, r"\"MESSAGE\":\["),
+    # each frame opens a window a few lines on: a traceback pasted without its first line is read
+    # to its exception, or, where the paste stops before it, to its end (events.py)
+    Trigger(Structural.frame, r'File "[^"\r\n]+", line \d+'),
     Trigger(Structural.exception, r"[A-Za-z_][\w.]*(?:Error|Exception): |[A-Za-z_]\w*\.error: ", reach=Reach.narrow),
     # gcc/nvcc (and nvcc's front end and MSVC with the line in parentheses, MSVC's linker), docker,
     # GNU make's failed recipe, podman, ollama, kubectl, glog, apptainer, NCCL's WARN lines (also pasted

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.clock import iso, to_seconds
-from analyzer.events import EXCEPTION, FRAME, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL
+from analyzer.events import EXCEPTION, FRAME, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL, raised_error
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
@@ -340,6 +340,7 @@ class Unexplained:
     weak: bool = False  # marked an error only by its logger's level: reported when nothing explains a cause
     exit: str | None = None  # the unit failure it preceded: "nvidia-fabricmanager.service exited with status 1/FAILURE"
     cut: bool = False  # a traceback without its exception line: the last lead, after every other
+    from_raise: bool = False  # such a traceback whose innermost source line raises it with its message
     first: float | None = None  # seconds of the first and last occurrences whose time is known
     last: float | None = None
 
@@ -385,7 +386,10 @@ class Collector:
         if line is None:
             line, weak = logged_error_line(event), True
         if line is None and (line := cut_traceback_line(event)):
-            self._keep(event, line, True, cut=True)
+            if raised := raised_error(line):  # the raise statement names the exception: as good as its line
+                self._keep(event, raised, False, from_raise=True)
+            else:
+                self._keep(event, line, True, cut=True)
             return True
         if line is None:
             return False
@@ -393,7 +397,7 @@ class Collector:
         return True
 
     def _keep(self, event: Event, line: str, weak: bool, exit: str | None = None, logger: str | None = None,
-              cut: bool = False) -> None:
+              cut: bool = False, from_raise: bool = False) -> None:
         # each make above a failed one reports it again: one lead, the innermost (first) failure
         template = MAKE_CASCADE if line.startswith(MAKE_CASCADE) else mask(line)
         when = to_seconds(event.records[-1].time)
@@ -405,7 +409,8 @@ class Collector:
             self.items[template] = Unexplained(template, line, Evidence(path=last.path, line=last.line,
                                                                          text=whole_line(line)),
                                                event.frames[-1] if event.frames else None,
-                                               logger=logger or last.unit, weak=weak, exit=exit, cut=cut)
+                                               logger=logger or last.unit, weak=weak, exit=exit, cut=cut,
+                                               from_raise=from_raise)
             self.items[template].seen_at(when)
             if not weak and not cut and line.endswith(":"):
                 end = event.records[-1]
@@ -525,7 +530,11 @@ def unrecognised(collector: Collector, emitters: Mapping[str, Emitter], explaine
         if u.cut and u.frame:
             cut.append(_cut_traceback(u, who))
             continue
-        if u.frame:
+        if u.frame and u.from_raise:
+            raised = (" The traceback stops before its exception line; this is the exception that the raise "
+                      f"statement of its innermost frame, {_where(u.frame)}"
+                      + (f" ({who[1].project})" if who else "") + ", names.")
+        elif u.frame:
             raised = f" It was raised in {_where(u.frame)}" + (f" ({who[1].project})." if who else ".")
         elif u.exit:
             raised = f" It is the last line {u.logger or 'the service'} logged before {u.exit}."

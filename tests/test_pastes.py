@@ -553,6 +553,49 @@ def test_a_traceback_cut_before_its_exception_is_the_last_lead(library: Compiled
     assert [f.id for f in analyze_bytes(explained.encode(), library).findings] == ["cuda-no-kernel-image-for-device"]
 
 
+# sgl-project/sglang#2431 (corpus 609), as pasted: without the traceback's first line; cut here
+# before its exception as well, so only frames and their source lines are left
+SGLANG_2431 = (ROOT / "tests" / "data" / "corpus" / "609-chattemplate-base-sglang-2431.log").read_text()
+HEADLESS_CUT = "".join(SGLANG_2431.splitlines(keepends=True)[:6])
+# thu-ml/SageAttention#7, as pasted (Windows paths): a frame whose source line raises the exception
+SAGE_7 = ('  File "D:\\CogVideoX\\CogVideo\\venv\\lib\\site-packages\\triton\\runtime\\build.py", line 52, in _build\n'
+          '    raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")\n')
+
+
+def test_a_traceback_without_its_first_line_and_cut_before_its_exception_is_read(library: CompiledLibrary) -> None:
+    """Frames pasted without "Traceback (most recent call last):" that stop before the exception
+    are still a traceback cut short (before: no finding); a frame in the middle of a log is not."""
+    assert not HEADLESS_CUT.startswith("Traceback") and "ValueError:" not in HEADLESS_CUT
+    [cut] = analyze_bytes(HEADLESS_CUT.encode(), library).findings
+    assert cut.kind == FindingKind.unrecognised
+    assert cut.title == ("Not recognised: a traceback cut before its exception, last in "
+                         "transformers/tokenization_utils_base.py, line 1785, in get_chat_template")
+    # the same frames with their exception after them are the whole traceback, which a pattern knows
+    assert ids(SGLANG_2431, library)[0] == "chat-template-missing-base-model"
+    # frames followed by a line of another kind are no traceback of their own
+    assert analyze_bytes((HEADLESS_CUT + "INFO: shutting down\n").encode(), library).findings == []
+
+
+def test_a_cut_tracebacks_raise_statement_stands_for_its_exception(library: CompiledLibrary) -> None:
+    """A traceback cut right after a `raise X("message")` source line: patterns read the message
+    there, and an unknown one is reported as the exception it raises, not as a cut traceback."""
+    assert ids(SAGE_7, library) == ["triton-no-c-compiler"]
+    unknown = SAGE_7.replace("Failed to find C compiler. Please specify via CC environment variable.",
+                             "Frobnicator has no widget")
+    [lead] = analyze_bytes(unknown.encode(), library).findings
+    assert lead.title == "Not recognised: RuntimeError: Frobnicator has no widget"
+    assert "raise statement" in lead.cause and "triton\\runtime\\build.py, line 52" in lead.cause
+    # in a whole traceback the source line repeats the exception and is not read again
+    whole = SAGE_7 + "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.\n"
+    report = analyze_bytes(whole.encode(), library)
+    assert [f.id for f in report.findings] == ["triton-no-c-compiler"]
+    assert report.findings[0].evidence[0].line == 3
+    # a raise that builds its message from a variable names no exception: the traceback is cut
+    variable = SAGE_7.replace('"Failed to find C compiler. Please specify via CC environment variable."', "message")
+    [cut] = analyze_bytes(variable.encode(), library).findings
+    assert cut.title.startswith("Not recognised: a traceback cut before its exception")
+
+
 # theroyallab/tabbyAPI#217 (training b30-11), as pasted: a Compose column, uvicorn's level prefix
 # ("ERROR:" padded to ten, uvicorn/logging.py) on each line of the traceback, a frame cut after its file
 TABBY = (ROOT / "tests" / "data" / "training" / "b30-11-prebuilt-image-exllamav2-too-old-for-qwen2-tabbyapi-217.log")
