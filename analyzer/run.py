@@ -73,7 +73,8 @@ class Run:
             matched = list(match_events(events, region.hits, self.library.patterns, self.warnings))
             self.matches.extend(matched)
             self.found.update(m.pattern_id for m in matched if not self.library.is_signal(m.pattern_id))
-            taken = {(r.path, r.line) for m in matched for r in m.records}
+            taken = {(r.path, r.line) for m in matched if not self.library.patterns[m.pattern_id].head.keeps_message
+                     for r in m.records}
             self.collector.add(events, taken)
             if events:
                 last = events[-1]

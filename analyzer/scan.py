@@ -108,10 +108,13 @@ FAILED_CALL = (r"[a-z][\w.+-]{0,30}: (?:[Cc]annot|can't|[Ff]ailed to|[Uu]nable t
 SHELL_NOT_FOUND = r"(?:exec: )?[^\s:]+: (?:command )?not found"
 # A Kubernetes event of type Warning whose reason says something failed (kubectl describe's Events
 # table, `kubectl get events`): FailedCreatePodSandBox, FailedScheduling, FailedMount, Failed (an
-# image pull), BackOff, Evicted, UnexpectedAdmissionError (a device plugin's refused allocation), not
+# image pull), BackOff, Evicted, UnexpectedAdmissionError (a device plugin's refused allocation), and
+# the reasons that name a failure otherwise: NodeNotReady, ExceededGracePeriod (pkg/kubelet/events),
+# the admission's OutOf<resource> ("OutOfnvidia.com/gpu", pkg/kubelet/lifecycle/predicate.go); not
 # Unhealthy or a plain notice; and kubelet's own message for a sandbox the runtime could not create
 # (kuberuntime_manager.go), pasted without the table around it
-K8S_FAILED_REASON = r"[A-Za-z]*(?:Fail|Err|BackOff|Evict|OOM)[A-Za-z]*"
+K8S_FAILED_REASON = (r"(?:[A-Za-z]*(?:Fail|Err|BackOff|Evict|OOM)[A-Za-z]*|NodeNotReady|ExceededGracePeriod"
+                     r"|OutOf[A-Za-z][\w.-]*(?:/[\w.-]+)?)")
 KUBELET_SANDBOX = r"Failed to create pod sandbox: "
 # UCX's log line up to its message: "[1760048752.141287] [host:1234:0] proto_reconfig.c:60   UCX  ERROR "
 # (ucs/debug/log.c UCS_LOG_FMT; the bracketed host, pid and thread are absent in its short format)

@@ -331,11 +331,21 @@ def test_kubernetes_failed_events_and_kubelet_sandbox_failures_are_reported(libr
              "Not recognised: FailedMount: MountVolume.SetUp failed for volume \"quux\" : widget not frobnicated"),
             ("  Warning  UnexpectedAdmissionError  2m  kubelet, gpu-node-3  Allocate failed: quux exploded",
              "Not recognised: UnexpectedAdmissionError: Allocate failed: quux exploded"),
+            # the admission's OutOf<resource> names a failure without Fail or Err in it
+            ("  Warning  OutOfexample.com/widget  12s  kubelet  Node didn't have enough resource: quux",
+             "Not recognised: OutOfexample.com/widget: Node didn't have enough resource: quux"),
             ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to frobnicate the quux: unknown",
              "Not recognised: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to frobnicate "
              "the quux: unknown")):
         log = "\n".join([*filler[:1500], line, *filler[1500:]]) + "\n"
-        assert [f.title for f in analyze_bytes(log.encode(), library).findings] == [title], line
+        found = analyze_bytes(log.encode(), library).findings
+        # the reason's own finding (kubernetes-pod-reasons, keeps_message) comes after the message
+        assert [f.title for f in found][:1] == [title], line
+        assert all(f.id.startswith("k8s-reason-") for f in found[1:]), [f.id for f in found]
+    # the reason's finding keeps the message as an error of its own: both are reported, message first
+    sandbox = ("  Warning  FailedCreatePodSandBox  4m43s (x93 over 24m)  kubelet            Failed to create pod "
+               "sandbox: rpc error: code = Unknown desc = failed to frobnicate the quux\n")
+    assert ids(sandbox, library)[1:] == ["k8s-reason-failed-create-pod-sandbox"]
     # the message wrapped by the paste after a colon: the indented lines are the rest of the error;
     # a line at the margin is not
     wrapped = ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox "9f1c":\n'

@@ -81,6 +81,9 @@ class Catalogue(Strict):
     overlaps: list[KebabId] = Field(
         default_factory=list,
         description="hand-written patterns meant to fire on the same lines as the entries (a generic one)")
+    keeps_message: bool = Field(default=False, description=(
+        "the entries name only the step that failed (a reason), not why: the message on a matched line "
+        "is still reported as an error of its own"))
 
     @model_validator(mode="after")
     def keys_unique(self) -> Catalogue:
@@ -165,7 +168,8 @@ def expand(cat: Catalogue) -> list[Pattern]:
                 title=_title(cat, entry), id=cat.pattern_id(entry), status=Status.stable,
                 severity=entry.severity or cat.severity, confidence=entry.confidence or cat.confidence,
                 area=cat.area, tags=[*cat.tags, cat.catalogue], description=" ".join(entry.meaning.split()),
-                why=" ".join((entry.why or cat.why).split()), match=MatchSpec(any=[_expression(r) for r in exprs]),
+                why=" ".join((entry.why or cat.why).split()),
+                match=MatchSpec(any=[_expression(r) for r in exprs], keeps_message=cat.keeps_message),
                 fix=list(entry.fix), avoid=list(entry.avoid), references=list(cat.references),
                 overlaps=list(dict.fromkeys([*cat.overlaps, *entry.overlaps])), refines=list(entry.refines),
                 explains=list(entry.explains),

@@ -47,6 +47,7 @@ class PatternHead(NamedTuple):
     require_all: bool  # `all:` rather than `any:`
     in_container: bool
     ignorecase: bool
+    keeps_message: bool  # the matched line's message is still an unknown error (MatchSpec.keeps_message)
     regexes: tuple[str, ...]
     triggers: tuple[str, ...]  # each expression's phase-1 source (its `trigger:` or the regex made fit)
     conditions: tuple[str, ...]
@@ -55,7 +56,7 @@ class PatternHead(NamedTuple):
     def of(cls, p: Pattern) -> PatternHead:
         m = p.match
         return cls(p.id, p.role.value, p.marks.value if p.marks is not None else None, m.scope.value,
-                   bool(m.all), m.in_container, m.ignorecase, tuple(e.regex for e in m.expressions),
+                   bool(m.all), m.in_container, m.ignorecase, m.keeps_message, tuple(e.regex for e in m.expressions),
                    tuple(trigger_of(e) for e in m.expressions),
                    tuple(p.conditions()))
 

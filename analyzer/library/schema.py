@@ -88,6 +88,9 @@ class MatchSpec(Strict):
     in_container: bool = Field(default=False, description=(
         "fires only on lines a container log's prefix marks as a container's: a Compose service "
         "(`vllm-1  | ...`) or `kubectl logs --prefix` (`[pod/name/container] ...`)"))
+    keeps_message: bool = Field(default=False, description=(
+        "the pattern names only the step that failed (a Kubernetes event's reason), not why: the "
+        "message on the matched line is still reported as an error of its own, above this finding"))
 
     @model_validator(mode="after")
     def one_list(self) -> MatchSpec:
