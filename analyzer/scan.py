@@ -120,6 +120,9 @@ KUBELET_SANDBOX = r"Failed to create pod sandbox: "
 # (ucs/debug/log.c UCS_LOG_FMT; the bracketed host, pid and thread are absent in its short format)
 UCX_LEVEL = r"\.(?:c|cc|h|inl):\d+ +UC[XSTP] +(?:ERROR|FATAL) "  # from the source file's suffix to the level
 UCX_LOG_HEAD = r"(?:\[\d+\.\d+\] +)?(?:\[[^\]\n]{1,80}\] +)?[\w.-]+" + UCX_LEVEL + " *"
+# git apply's refusals of a patch (apply.c: "patch failed: %s:%ld", "%s: patch does not apply"), printed
+# through git's error() as "error: ..."; a build that patches a pinned source stops here
+GIT_APPLY_FAILED = r"error: (?:patch failed: \S|[^\n]{1,300}: patch does not apply\r?$)"
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -149,6 +152,8 @@ STRUCTURAL = (
             r"|make(?:\[\d+\])?: \*\*\* \[[^\n]*\] Error \d+\r?$"
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
+            # git apply's refusals (apply.c): a build script's patch that no longer fits its source
+            r"|" + _START + GIT_APPLY_FAILED +
             r"|Exception in thread \"|" + _START + r"\[(?:ERROR|FATAL|CRITICAL)\] "
             # a shell that cannot find the command it was to run (its exec builtin's form too)
             r"|(?:sh|bash|dash|zsh|ksh)(?:: line \d+|: \d+)?: " + SHELL_NOT_FOUND + r"\r?$"

@@ -80,6 +80,8 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          r"|(?=error [a-z]+ing\b[^:\n]{0,80}: \S)"
                          # Open MPI's MPI_ERRORS_ARE_FATAL handler: "*** An error occurred in MPI_Init_thread"
                          r"|\*\*\* (?=An error occurred in \S)"
+                         # git apply's refusal of a patch (scan.py)
+                         r"|error: (?=patch failed: \S|[^\n]*: patch does not apply\s*$)"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "

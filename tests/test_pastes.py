@@ -366,6 +366,20 @@ def test_kubernetes_failed_events_and_kubelet_sandbox_failures_are_reported(libr
     assert analyze_bytes(routine.encode(), library).findings == []
 
 
+def test_git_apply_refusing_a_patch_is_an_error_line(library: CompiledLibrary) -> None:
+    """A build script that patches a pinned source stops at git apply's refusal (apply.c's "patch
+    failed: %s:%ld" and "%s: patch does not apply", through git's error()): reported, found by
+    phase 1 deep in a long log; git's other lines are not errors."""
+    filler = [f"Applying: widget change {i}" for i in range(3000)]
+    refusal = ["error: patch failed: csrc/quux_kernel.cu:214", "error: csrc/quux_kernel.cu: patch does not apply"]
+    log = "\n".join([*filler[:1500], *refusal, *filler[1500:]]) + "\n"
+    titles = [f.title for f in analyze_bytes(log.encode(), library).findings]
+    assert titles == ["Not recognised: error: patch failed: csrc/quux_kernel.cu:214",
+                      "Not recognised: error: csrc/quux_kernel.cu: patch does not apply"], titles
+    routine = "Checking patch csrc/quux_kernel.cu...\nApplied patch csrc/quux_kernel.cu cleanly.\n"
+    assert analyze_bytes(routine.encode(), library).findings == []
+
+
 def test_a_modules_lowercase_error_class_ends_a_traceback(library: CompiledLibrary) -> None:
     """OpenCV raises cv2.error (its cv::Exception, "OpenCV(%s) %s:%d: error: (%d:%s) %s in function
     '%s'" in modules/core/src/system.cpp), the standard library re.error, zlib.error, struct.error:
