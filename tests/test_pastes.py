@@ -366,6 +366,17 @@ def test_kubernetes_failed_events_and_kubelet_sandbox_failures_are_reported(libr
     assert analyze_bytes(routine.encode(), library).findings == []
 
 
+def test_a_tensorrt_error_codes_detail_stays_the_lead(library: CompiledLibrary) -> None:
+    """TensorRT's "Error Code N: <kind> (<detail>)": the code's catalogue entry (keeps_message) names
+    the kind of failure, the detail says what failed and is reported first, as an error of its own."""
+    line = ("[TRT] [E] 9: [standardEngineBuilder.cpp::buildEngine::2266] Error Code 9: Internal Error "
+            "(Frobnicated widgets need quux support.)\n")
+    found = analyze_bytes(line.encode(), library).findings
+    assert [f.kind for f in found] == [FindingKind.unrecognised, FindingKind.pattern]
+    assert "Frobnicated widgets need quux support." in found[0].title
+    assert found[1].id == "tensorrt-error-code-invalid-state"
+
+
 def test_git_apply_refusing_a_patch_is_an_error_line(library: CompiledLibrary) -> None:
     """A build script that patches a pinned source stops at git apply's refusal (apply.c's "patch
     failed: %s:%ld" and "%s: patch does not apply", through git's error()): reported, found by
