@@ -196,14 +196,17 @@ def _frames_lead_to_exception(lines: list[_Line], i: int) -> bool:
     its exception: the frame trigger's window ends a few lines after the last frame, so the end
     of the lines is the end of the input). Such a traceback is read as cut (`cut_traceback_line`)."""
     end = min(len(lines), i + MAX_HEADLESS)
+    quoted = False  # a frame's source line seen: frames, not a lone line that looks like one
     for j in range(i, end):
         text = lines[j].text
         if EXCEPTION.match(text):
             return True
-        if not (text[:1].isspace() or FRAME.match(text) or not text.strip()):
+        if FRAME.match(text) or not text.strip():
+            continue
+        if not text[:1].isspace():
             return False
-    return end == len(lines) and any(lines[j].text[:1].isspace() and lines[j].text.strip()
-                                     and not FRAME.match(lines[j].text) for j in range(i + 1, end))
+        quoted = True
+    return quoted and end == len(lines)
 
 
 def _indent(text: str) -> int:
@@ -257,7 +260,10 @@ def _traceback(records: list[Record], block: list[_Line], base: int) -> Event:
     code = frozenset(i for i in range(1, len(block))
                      if FRAME.match(block[i - 1].text) and _indent(block[i].text) > _indent(block[i - 1].text)
                      and not FRAME.match(block[i].text))
-    return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code)
+    said = max(code) if code and exc_type is None and exc_msg is None else None
+    if said is not None and raised_error(block[said].text) is None:
+        said = None
+    return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code, said)
 
 
 def _dialog_end(lines: list[_Line], i: int) -> int:
@@ -326,7 +332,7 @@ def _terminate(records: list[Record], block: list[_Line], exc_type: str) -> Even
 
 def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type: str | None = None,
            exc_msg: str | None = None, frames: tuple[Frame, ...] = (),
-           code: frozenset[int] = frozenset()) -> Event:
+           code: frozenset[int] = frozenset(), raise_line: int | None = None) -> Event:
     if len(block) == 1:  # most events: one line of one record
         return Event(kind=kind, records=(records[block[0].record],), exc_type=exc_type, exc_message=exc_msg,
                      frames=frames, text=block[0].text, line_owner=(0,), code_lines=code)
@@ -335,7 +341,7 @@ def _event(records: list[Record], block: list[_Line], kind: EventKind, exc_type:
         order.setdefault(ln.record, len(order))
     return Event(kind=kind, records=tuple(records[i] for i in order), exc_type=exc_type,
                  exc_message=exc_msg, frames=frames, text="\n".join(ln.text for ln in block),
-                 line_owner=tuple(order[ln.record] for ln in block), code_lines=code)
+                 line_owner=tuple(order[ln.record] for ln in block), code_lines=code, raise_line=raise_line)
 
 
 # The source line of a cut traceback's innermost frame, when it raises an exception built from one
@@ -349,13 +355,3 @@ def raised_error(code: str) -> str | None:
     """The exception line a `raise X("message")` source line stands for, or None."""
     m = _RAISE.fullmatch(code.strip())
     return f"{m['type']}: {m['msg']}" if m else None
-
-
-def raise_line(event: Event) -> int | None:
-    """A traceback cut before its exception whose innermost source line raises it with its
-    message: that line's index in the event's text, the only place the message is (match.py
-    reads it as the message; the source lines of a whole traceback repeat its exception)."""
-    if event.kind is not EventKind.traceback or event.exc_type or event.exc_message or not event.code_lines:
-        return None
-    last = max(event.code_lines)
-    return last if raised_error(event.text.split("\n")[last]) else None

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import regex
 
-from analyzer.events import raise_line
 from analyzer.library.compile import MATCH_TIMEOUT_S, CompiledPattern
 from analyzer.library.schema import Scope
 from analyzer.models import Event, Match
@@ -53,9 +52,8 @@ def match_event(cp: CompiledPattern, event: Event) -> Iterator[Match]:
     else:
         texts = []
         offset = 0
-        said = raise_line(event)  # a cut traceback's raise statement: its message is only there
         for i, text in enumerate(event.text.split("\n")):
-            if i not in event.code_lines or i == said:
+            if i not in event.code_lines or i == event.raise_line:
                 texts.append((text, offset))
             offset += len(text) + 1
     captures: dict[str, str] = {}

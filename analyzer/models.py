@@ -75,6 +75,9 @@ class Event:
     text: str = ""  # messages joined with "\n"; line i of text belongs to line_owner[i]
     line_owner: tuple[int, ...] = ()  # index into records for each line of text
     code_lines: frozenset[int] = frozenset()  # lines of text that quote source code (traceback)
+    # a traceback cut before its exception whose innermost source line raises it with its message
+    # (`raise X("...")`): that line, the only place the message is; match.py reads it
+    raise_line: int | None = None
 
     @property
     def path(self) -> str:

@@ -33,6 +33,7 @@ from analyzer.scan import (
     FAILED_CALL,
     FFMPEG_COMPONENT,
     FFMPEG_FAILED,
+    GIT_APPLY_FAILED,
     GO_FATAL_SIGNAL,
     GO_LOG_DATE,
     K8S_FAILED_REASON,
@@ -81,7 +82,7 @@ _ERROR_LINE = re.compile(f"(?:{_GO_LOG})?"
                          # Open MPI's MPI_ERRORS_ARE_FATAL handler: "*** An error occurred in MPI_Init_thread"
                          r"|\*\*\* (?=An error occurred in \S)"
                          # git apply's refusal of a patch (scan.py)
-                         r"|error: (?=patch failed: \S|[^\n]*: patch does not apply\s*$)"
+                         r"|(?=" + GIT_APPLY_FAILED + ")"
                          r"|[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] |(?:ERROR|FATAL) *: +"
                          # a shell (bash, dash, a script) that cannot find the command it was to run
                          r"|(?:/[\w.-]+)*/?(?:bash|sh|dash|zsh|ksh|[\w.-]+\.sh)(?:: line \d+|: \d+)?: "
