@@ -123,6 +123,12 @@ UCX_LOG_HEAD = r"(?:\[\d+\.\d+\] +)?(?:\[[^\]\n]{1,80}\] +)?[\w.-]+" + UCX_LEVEL
 # git apply's refusals of a patch (apply.c: "patch failed: %s:%ld", "%s: patch does not apply"), printed
 # through git's error() as "error: ..."; a build that patches a pinned source stops here
 GIT_APPLY_FAILED = r"error: (?:patch failed: \S|[^\n]{1,300}: patch does not apply\r?$)"
+# Nix's own line when a derivation's builder failed (its last log lines follow, each behind "> "), and
+# the wording of later releases: "error: builder for '/nix/store/...drv' failed with exit code 2;",
+# "error: build of '...drv' on 'ssh-ng://host' failed: builder for '...drv' failed with exit code 1;",
+# "error: Cannot build '/nix/store/...drv'."
+NIX_BUILD_FAILED = (r"error: (?:(?:build of '[^'\n]+' (?:on '[^'\n]+' )?failed: )?builder for '/nix/store/[^'\n]+' failed"
+                    r"|Cannot build '/nix/store/)")
 # TensorPipe's (torch RPC's transport) failed check, its TP_THROW prefix before the message in quotes
 # (tensorpipe/common/defs.h: "In <function> at <file>:<line> \"<condition or message>\"")
 TENSORPIPE_THROW = r'In [\w~]+(?:\(\))? at [^\s:"]+\.(?:h|cc|cpp):\d+ "'
@@ -155,6 +161,7 @@ STRUCTURAL = (
             r"|make(?:\[\d+\])?: \*\*\* \[[^\n]*\] Error \d+\r?$"
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
             r"|" + _START + TENSORPIPE_THROW +
+            r"|" + _START + NIX_BUILD_FAILED +
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
             # git apply's refusals (apply.c): a build script's patch that no longer fits its source
             r"|" + _START + GIT_APPLY_FAILED +

@@ -38,6 +38,7 @@ from analyzer.scan import (
     GO_LOG_DATE,
     K8S_FAILED_REASON,
     KUBELET_SANDBOX,
+    NIX_BUILD_FAILED,
     SHELL_NOT_FOUND,
     TENSORPIPE_THROW,
     UCX_LOG_HEAD,
@@ -163,7 +164,8 @@ _LOGGED = re.compile(
 # prefix, which a paste often lacks)
 _WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$"  # and ffmpeg's last line
                     r"|" + KUBELET_SANDBOX + r"\S"  # and kubelet's (scan.py)
-                    r"|" + TENSORPIPE_THROW + r"\S")  # and TensorPipe's failed check (scan.py)
+                    r"|" + TENSORPIPE_THROW + r"\S"  # and TensorPipe's failed check (scan.py)
+                    r"|" + NIX_BUILD_FAILED)  # and Nix's failed build (scan.py)
 # A Kubernetes Warning event that says something failed (scan.py), in kubectl describe's Events table
 # (type, reason, age, from, message) or `kubectl get events` (last seen, type, reason, object, message):
 # the reason and the message are the error

@@ -1086,3 +1086,18 @@ def test_tensorpipes_failed_check_pasted_alone_is_an_error_line(library: Compile
         titles = [f.title for f in analyze_bytes(("\n".join(log) + "\n").encode(), library).findings]
         assert titles == ["Not recognised: " + line], titles
     assert analyze_bytes(b"In total at least 3 GPUs: see tensorpipe.h:12 \"x\"\n", library).findings == []
+
+
+def test_nixs_failed_build_is_an_error_line(library: CompiledLibrary) -> None:
+    """chaotic-cx/nyx#963: Nix's line for a derivation whose builder failed, its last log lines behind
+    "> " (routine compiler progress here); and the wording of later Nix releases, built from it."""
+    drv = "/nix/store/5phpxzraciqshqqysnzxafg46pk4802q-nvidia-x11-565.77-6.13.0.drv"
+    lines = [f"error: builder for '{drv}' failed with exit code 2;", "       last 25 log lines:",
+             "       >   CC [M]  nvidia-drm/nvidia-drm-gem.o", "       >   CC [M]  nvidia-drm/nvidia-drm-fb.o"]
+    titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+    assert len(titles) == 1 and titles[0].startswith("Not recognised: error: builder for '/nix/store/"), titles
+    for line in (f"error: build of '{drv}' on 'ssh-ng://builder' failed: builder for '{drv}' failed with exit code 1;",
+                 f"error: Cannot build '{drv}'."):
+        titles = [f.title for f in analyze_bytes((line + "\n").encode(), library).findings]
+        assert len(titles) == 1 and titles[0].startswith("Not recognised: error: "), titles
+    assert analyze_bytes(f"building '{drv}'...\n".encode(), library).findings == []
