@@ -45,7 +45,7 @@ _SUBMODULE = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named 
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    caller: str  # the installed package whose code made the call or the lookup
+    caller: str | None  # the installed package whose code made the call or the lookup (None: no frame says)
     what: str  # what it asked for that is not there, in words
     provider: str | None  # the package that provides the interface, when the message names it
 
@@ -61,8 +61,12 @@ def package_of(path: str, known: Collection[str]) -> str | None:
 
 def read_mismatch(text: str, frame: Frame | None, known: Collection[str]) -> Mismatch | None:
     """The interface mismatch `text` describes, when it was raised in a package's code (not in the
-    user's own script: then nothing says whose code is out of date)."""
-    caller = package_of(frame.file, known) if frame else None
+    user's own script: then nothing says whose code is out of date). Without a frame (a paste of the
+    last line alone), a name that a `known` project's module lacks is read the same way with the
+    asking package unknown: the user's own code seldom imports a library's private names."""
+    if frame is None:
+        return _frameless(text, known)
+    caller = package_of(frame.file, known)
     if caller is None:
         return None
     if c := _CALL.match(text):
@@ -80,6 +84,14 @@ def read_mismatch(text: str, frame: Frame | None, known: Collection[str]) -> Mis
         if (a := shape.match(text)) and (provider := _other(a["module"].split(".")[0], caller)):
             return Mismatch(caller, what.format(**a.groupdict()), provider)
     return None  # a package's lookup in itself is its own bug or a partial install, not drift
+
+
+def _frameless(text: str, known: Collection[str]) -> Mismatch | None:
+    for shape, what in ((_MODULE_ATTRIBUTE, "asks module {module} for {name}, which it does not have"),
+                        (_IMPORT, "imports {name} from {module}, which does not define it")):
+        if (a := shape.match(text)) and (top := a["module"].split(".")[0]) in known:
+            return Mismatch(None, what.format(**a.groupdict()), top)
+    return None
 
 
 def _other(package: str | None, caller: str) -> str | None:

@@ -123,6 +123,15 @@ UCX_LOG_HEAD = r"(?:\[\d+\.\d+\] +)?(?:\[[^\]\n]{1,80}\] +)?[\w.-]+" + UCX_LEVEL
 # git apply's refusals of a patch (apply.c: "patch failed: %s:%ld", "%s: patch does not apply"), printed
 # through git's error() as "error: ..."; a build that patches a pinned source stops here
 GIT_APPLY_FAILED = r"error: (?:patch failed: \S|[^\n]{1,300}: patch does not apply\r?$)"
+# Nix's own line when a derivation's builder failed (its last log lines follow, each behind "> "), and
+# the wording of later releases: "error: builder for '/nix/store/...drv' failed with exit code 2;",
+# "error: build of '...drv' on 'ssh-ng://host' failed: builder for '...drv' failed with exit code 1;",
+# "error: Cannot build '/nix/store/...drv'."
+NIX_BUILD_FAILED = (r"error: (?:(?:build of '[^'\n]+' (?:on '[^'\n]+' )?failed: )?builder for '/nix/store/[^'\n]+' failed"
+                    r"|Cannot build '/nix/store/)")
+# TensorPipe's (torch RPC's transport) failed check, its TP_THROW prefix before the message in quotes
+# (tensorpipe/common/defs.h: "In <function> at <file>:<line> \"<condition or message>\"")
+TENSORPIPE_THROW = r'In [\w~]+(?:\(\))? at [^\s:"]+\.(?:h|cc|cpp):\d+ "'
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -151,6 +160,8 @@ STRUCTURAL = (
             r"|\(\d+(?:, ?\d+)?\) ?: (?:fatal )?error(?: [A-Z]{1,3}\d{4})?: |LINK : fatal error LNK\d{4}: "
             r"|make(?:\[\d+\])?: \*\*\* \[[^\n]*\] Error \d+\r?$"
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
+            r"|" + _START + TENSORPIPE_THROW +
+            r"|" + _START + NIX_BUILD_FAILED +
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
             # git apply's refusals (apply.c): a build script's patch that no longer fits its source
             r"|" + _START + GIT_APPLY_FAILED +
@@ -162,7 +173,7 @@ STRUCTURAL = (
             r"|" + _START + r"[A-Za-z][\w.-]*(?:: error|\[\d+\]: (?:ERROR|FATAL) *): "
             r"|: [EF] \S+:\d+\] "
             r"|\.(?:cc|cpp|cu|cuh|h|hpp|c|rs|go):\d+: [A-Z]\w*(?:Error|Exception): |panicked at |" + _START + r"panic: "
-            r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) "
+            r"|OCI runtime (?:create|exec|start) failed: |level=(?:error|fatal|panic) |msg=\"(?:Error|ERROR|error): "
             r"|(?:^|\s)Warning +" + K8S_FAILED_REASON + r" |" + _START + KUBELET_SANDBOX +  # Kubernetes
             # zap's console encoder (tab-separated level) and a JSON log line's level field
             r"|\t(?:ERROR|DPANIC|PANIC|FATAL)\t|\"(?:level|severity|levelname|lvl)\" ?: ?"

@@ -38,7 +38,9 @@ from analyzer.scan import (
     GO_LOG_DATE,
     K8S_FAILED_REASON,
     KUBELET_SANDBOX,
+    NIX_BUILD_FAILED,
     SHELL_NOT_FOUND,
+    TENSORPIPE_THROW,
     UCX_LOG_HEAD,
     USAGE_ERROR,
 )
@@ -161,15 +163,20 @@ _LOGGED = re.compile(
 # Error lines quoted whole: the OCI runtime's failure (docker and podman print it after their own
 # prefix, which a paste often lacks)
 _WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$"  # and ffmpeg's last line
-                    r"|" + KUBELET_SANDBOX + r"\S")  # and kubelet's (scan.py)
+                    r"|" + KUBELET_SANDBOX + r"\S"  # and kubelet's (scan.py)
+                    r"|" + TENSORPIPE_THROW + r"\S"  # and TensorPipe's failed check (scan.py)
+                    r"|" + NIX_BUILD_FAILED)  # and Nix's failed build (scan.py)
 # A Kubernetes Warning event that says something failed (scan.py), in kubectl describe's Events table
 # (type, reason, age, from, message) or `kubectl get events` (last seen, type, reason, object, message):
 # the reason and the message are the error
 _K8S_EVENT = re.compile(r"(?:\S+\s+)?Warning\s+(?P<reason>" + K8S_FAILED_REASON + r")\s+"
                         r"(?:[a-z][\w.-]*/\S+|\S+(?: \(x\d+ over \S+\))?\s+[\w.-]+(?:, ?[\w.-]+)?)\s+(?P<msg>\S.*)$")
 # Go's logrus and its key=value lines (nvidia-ctk, nvidia-container-runtime, containerd, dockerd):
-# the level field marks the error, msg= (and error=) hold it; a logger's line, so weak
-_LOGFMT = re.compile(r"(?:^|\s)level=(?:error|fatal|panic)\s")
+# the level field marks the error, or the message says it is one: logrus' Printf logs at level info,
+# and a program that ends with `log.Printf("Error: %v", err)` (the device plugin's config-manager,
+# cmd/config-manager/main.go) prints its fatal error as msg="Error: ..."; msg= (and error=) hold
+# it; a logger's line, so weak
+_LOGFMT = re.compile(r'(?:^|\s)(?:level=(?:error|fatal|panic)\s|msg="(?:Error|ERROR|error): )')
 _LOGFMT_FIELD = re.compile(r'\b(?P<key>msg|error|err)=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<v>\S+))')
 # zap's console encoder (controller-runtime's logger, so most Kubernetes operators: the GPU Operator,
 # the Network Operator, DRA drivers): time (epoch seconds, "1.665e+09", or ISO), level, the logger's
@@ -606,6 +613,11 @@ def _cut_traceback(u: Unexplained, who: tuple[str, Emitter] | None) -> Finding:
 
 def _drift_cause(d: Mismatch) -> str:
     """What the shape of an interface mismatch suggests, said as a likelihood (analyzer.mismatch)."""
+    if d.caller is None:  # no frame: the package that asked is not in the log
+        return (f" Its shape is an interface mismatch: the code that ran {d.what}. A released package that "
+                f"asks {d.provider} for a name it lacks usually met another {d.provider} version than the "
+                f"one it was released against (the installed {d.provider} is older or newer; one was upgraded "
+                "without the other); the traceback's frames, not in this log, name the package that asked.")
     between = f"{d.caller} and {d.provider}" if d.provider else f"{d.caller} and the package that defines it"
     return (f" Its shape is an interface mismatch: {d.caller}'s code {d.what}. Released code rarely gets "
             f"an interface wrong by itself; the usual reason is a version mismatch between {between} "
@@ -613,6 +625,10 @@ def _drift_cause(d: Mismatch) -> str:
 
 
 def _drift_step(d: Mismatch) -> str:
+    if d.caller is None:
+        return (f"Find the package that asked (the innermost frames of the whole traceback), compare the installed "
+                f"{d.provider} version with the range that package requires (`pip check`, its release notes) "
+                "and install a pair that goes together.")
     pinned = f"its requirement on {d.provider}" if d.provider else "its declared requirements"
     return (f"Compare the installed versions with those {d.caller} was released against (`pip check`, "
             f"{pinned}, its release notes) and install a pair that goes together.")

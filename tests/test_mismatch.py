@@ -62,6 +62,29 @@ def test_other_errors_and_the_users_own_code_are_not_read_as_a_mismatch(text: st
     assert read_mismatch(text, frame(path), KNOWN) is None
 
 
+def test_a_known_librarys_missing_name_without_a_frame_is_read_with_the_asker_unknown() -> None:
+    """A paste of the last line alone: a known project's module lacking a name reads as drift against
+    that project; a module of the user's own, or a call's shape, says nothing without a frame."""
+    m = read_mismatch("ImportError: cannot import name 'PrepareModuleInputOutput' from "
+                      "'torch.distributed.tensor.parallel'", None, KNOWN)
+    assert m is not None and (m.caller, m.provider) == (None, "torch")
+    m = read_mismatch("AttributeError: module 'torch.library' has no attribute 'custom_op'", None, KNOWN)
+    assert m is not None and (m.caller, m.provider) == (None, "torch")
+    for text in ("ImportError: cannot import name 'helper' from 'mytools.io'",
+                 "TypeError: torch.is_autocast_enabled() takes no arguments (1 given)",
+                 "ModuleNotFoundError: No module named 'vllm.model_executor.input_metadata'"):
+        assert read_mismatch(text, None, KNOWN) is None
+
+
+def test_a_frameless_import_error_is_worded_as_a_version_mismatch_of_the_provider(library: CompiledLibrary) -> None:
+    """pytorch/torchtitan#1423 (training b32-09): one line, no traceback; torch lacks the name."""
+    text = (ROOT / "tests/data/training/b32-09-torch-too-old-prepare-module-io-torchtitan-1423.log").read_bytes()
+    [top] = analyze_bytes(text, library).findings[:1]
+    assert top.kind is FindingKind.unrecognised and top.confidence is Confidence.low
+    assert "another torch version than the one it was released against" in top.cause
+    assert top.fix[0].startswith("Find the package that asked")
+
+
 def test_a_package_is_known_by_pip_or_by_a_known_folder_with_a_subpackage() -> None:
     assert package_of("/x/dist-packages/ray/dag/node.py", set()) == "ray"
     assert package_of("/workspace/megatron/megatron/core/a.py", KNOWN) == "megatron"

@@ -1058,3 +1058,46 @@ def test_a_failed_make_recipe_is_one_weak_lead_below_the_compilers_error(library
     titles = [f.title for f in analyze_bytes(("\n".join([compiler, *cascade]) + "\n").encode(), library).findings]
     assert titles[0] == "Not recognised: " + compiler and titles[1].startswith("Not recognised: make: ["), titles
     assert analyze_bytes(b"make: *** [Makefile:9: docs] Error 1 (ignored)\n", library).findings == []
+
+
+def test_a_logrus_info_line_whose_message_is_an_error_is_a_weak_lead(library: CompiledLibrary) -> None:
+    """logrus' Printf logs at level info; the device plugin's config-manager ends with
+    `log.Printf("Error: %v", err)` (NVIDIA/k8s-device-plugin cmd/config-manager/main.go), so its
+    fatal error reads level=info msg="Error: ..." (here one of its own error chains, built from its
+    format strings: signalProcess's "error finding pid: %v" around "no process found"); its routine
+    info lines stay quiet."""
+    lines = ['time="2024-02-09T16:25:33Z" level=info msg="Waiting for change to \'nvidia.com/device-plugin.config\' label"',
+             'time="2024-02-09T16:25:33Z" level=info msg="Label change detected: nvidia.com/device-plugin.config=gpu-1"',
+             'time="2024-02-09T16:25:33Z" level=info msg="Error: error finding pid: no process found"']
+    filler = [f'time="2024-02-09T16:25:{i % 60:02d}Z" level=info msg="Already configured. Skipping update..."'
+              for i in range(2000)]
+    for log in (lines, [*filler, *lines]):
+        titles = [f.title for f in analyze_bytes(("\n".join(log) + "\n").encode(), library).findings]
+        assert titles == ["Not recognised: Error: error finding pid: no process found"], titles
+    assert analyze_bytes(("\n".join([*lines[:2], *filler]) + "\n").encode(), library).findings == []
+
+
+def test_tensorpipes_failed_check_pasted_alone_is_an_error_line(library: CompiledLibrary) -> None:
+    """TensorPipe's TP_THROW prefix ("In <function> at <file>:<line> \\"...", tensorpipe/common/defs.h),
+    the message of pytorch/pytorch#65022 pasted without the RuntimeError torch wraps it in."""
+    line = 'In operator() at tensorpipe/common/ibv.h:172 "": Operation not supported'
+    filler = [f"[I tensorpipe_agent.cpp:{i}] routine line {i}" for i in range(2000)]
+    for log in ([line], [*filler, line]):
+        titles = [f.title for f in analyze_bytes(("\n".join(log) + "\n").encode(), library).findings]
+        assert titles == ["Not recognised: " + line], titles
+    assert analyze_bytes(b"In total at least 3 GPUs: see tensorpipe.h:12 \"x\"\n", library).findings == []
+
+
+def test_nixs_failed_build_is_an_error_line(library: CompiledLibrary) -> None:
+    """chaotic-cx/nyx#963: Nix's line for a derivation whose builder failed, its last log lines behind
+    "> " (routine compiler progress here); and the wording of later Nix releases, built from it."""
+    drv = "/nix/store/5phpxzraciqshqqysnzxafg46pk4802q-nvidia-x11-565.77-6.13.0.drv"
+    lines = [f"error: builder for '{drv}' failed with exit code 2;", "       last 25 log lines:",
+             "       >   CC [M]  nvidia-drm/nvidia-drm-gem.o", "       >   CC [M]  nvidia-drm/nvidia-drm-fb.o"]
+    titles = [f.title for f in analyze_bytes(("\n".join(lines) + "\n").encode(), library).findings]
+    assert len(titles) == 1 and titles[0].startswith("Not recognised: error: builder for '/nix/store/"), titles
+    for line in (f"error: build of '{drv}' on 'ssh-ng://builder' failed: builder for '{drv}' failed with exit code 1;",
+                 f"error: Cannot build '{drv}'."):
+        titles = [f.title for f in analyze_bytes((line + "\n").encode(), library).findings]
+        assert len(titles) == 1 and titles[0].startswith("Not recognised: error: "), titles
+    assert analyze_bytes(f"building '{drv}'...\n".encode(), library).findings == []
