@@ -127,8 +127,8 @@ GIT_APPLY_FAILED = r"error: (?:patch failed: \S|[^\n]{1,300}: patch does not app
 # the wording of later releases: "error: builder for '/nix/store/...drv' failed with exit code 2;",
 # "error: build of '...drv' on 'ssh-ng://host' failed: builder for '...drv' failed with exit code 1;",
 # "error: Cannot build '/nix/store/...drv'."
-NIX_BUILD_FAILED = (r"error: (?:(?:build of '[^'\n]+' (?:on '[^'\n]+' )?failed: )?builder for '/nix/store/[^'\n]+' failed"
-                    r"|Cannot build '/nix/store/)")
+NIX_BUILD_FAILED = (r"error: (?:(?:build of '[^'\n]+' (?:on '[^'\n]+' )?failed: )?"
+                    r"builder for '/nix/store/[^'\n]+' failed|Cannot build '/nix/store/)")
 # TensorPipe's (torch RPC's transport) failed check, its TP_THROW prefix before the message in quotes
 # (tensorpipe/common/defs.h: "In <function> at <file>:<line> \"<condition or message>\"")
 TENSORPIPE_THROW = r'In [\w~]+(?:\(\))? at [^\s:"]+\.(?:h|cc|cpp):\d+ "'

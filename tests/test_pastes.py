@@ -1066,9 +1066,10 @@ def test_a_logrus_info_line_whose_message_is_an_error_is_a_weak_lead(library: Co
     fatal error reads level=info msg="Error: ..." (here one of its own error chains, built from its
     format strings: signalProcess's "error finding pid: %v" around "no process found"); its routine
     info lines stay quiet."""
-    lines = ['time="2024-02-09T16:25:33Z" level=info msg="Waiting for change to \'nvidia.com/device-plugin.config\' label"',
-             'time="2024-02-09T16:25:33Z" level=info msg="Label change detected: nvidia.com/device-plugin.config=gpu-1"',
-             'time="2024-02-09T16:25:33Z" level=info msg="Error: error finding pid: no process found"']
+    head = 'time="2024-02-09T16:25:33Z" level=info msg='
+    lines = [head + '"Waiting for change to \'nvidia.com/device-plugin.config\' label"',
+             head + '"Label change detected: nvidia.com/device-plugin.config=gpu-1"',
+             head + '"Error: error finding pid: no process found"']
     filler = [f'time="2024-02-09T16:25:{i % 60:02d}Z" level=info msg="Already configured. Skipping update..."'
               for i in range(2000)]
     for log in (lines, [*filler, *lines]):
