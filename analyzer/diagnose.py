@@ -297,17 +297,24 @@ def _beneath(library: CompiledLibrary, pid: str) -> dict[str, list[str]]:
 
 def _refine(ranked: list[Finding], library: CompiledLibrary) -> list[Finding]:
     """A specific pattern found with a general one it `refines`, or a cause found with the
-    consequence it `explains`, ranks just above it."""
-    score = {f.id: f.score for f in ranked}
-    out = []
-    for f in ranked:
-        found = {key: [g for g in ids if g in score] for key, ids in _beneath(library, f.id).items()}
-        top = max((score[g] for ids in found.values() for g in ids), default=None)
-        if top is not None and f.score < top + REFINES_ABOVE:
-            said = "; ".join(f"{key} {', '.join(ids)}" for key, ids in found.items() if ids)
-            f = f.model_copy(update={"score": top + REFINES_ABOVE, "reasons": [
-                *f.reasons, f"{said}, found too: ranked just above it (+{REFINES_ABOVE})"]})
-        out.append(f)
+    consequence it `explains`, ranks just above it; along a chain of them (a pattern refining one
+    that refines a third) each ends above the next, so the passes go on until no score moves."""
+    out = list(ranked)
+    for _ in range(len(out)):
+        score = {f.id: f.score for f in out}
+        moved = False
+        for i, f in enumerate(out):
+            found = {key: [g for g in ids if g in score] for key, ids in _beneath(library, f.id).items()}
+            top = max((score[g] for ids in found.values() for g in ids), default=None)
+            if top is not None and f.score < top + REFINES_ABOVE:
+                said = "; ".join(f"{key} {', '.join(ids)}" for key, ids in found.items() if ids)
+                reason = f"{said}, found too: ranked just above it (+{REFINES_ABOVE})"
+                reasons = f.reasons if reason in f.reasons else [*f.reasons, reason]
+                out[i] = f.model_copy(update={"score": top + REFINES_ABOVE, "reasons": reasons})
+                score[f.id] = top + REFINES_ABOVE
+                moved = True
+        if not moved:
+            break
     return sorted(out, key=lambda f: (-f.score, f.first_line))
 
 
@@ -327,10 +334,14 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
         ids = g.members if g.kind is FindingKind.chain else [g.id]
         return {library.patterns[i].pattern.area for i in ids if i in library.patterns}
 
+    under: dict[str, str] = {}  # a folded finding -> the finding it is shown under
     for f in findings:  # ranked order
         host = chained.get(f.id)
-        if host is None and refined.get(f.id) in {g.id for g in out}:
-            host = refined[f.id]  # the specific pattern (or the cause) is shown
+        specific = refined.get(f.id)
+        while specific in under:  # the specific pattern is itself folded: under the one that shows it
+            specific = under[specific]
+        if host is None and specific in {g.id for g in out}:
+            host = specific  # the specific pattern (or the cause) is shown
         if host is None and f.kind is FindingKind.pattern and f.confidence is Confidence.low:
             area = library.patterns[f.id].pattern.area
             causes = [g for g in out if g.confidence is not Confidence.low]
@@ -338,6 +349,7 @@ def _fold(findings: list[Finding], library: CompiledLibrary) -> list[Finding]:
             if host is None and causes and causes[0].first_line <= f.first_line:
                 host = causes[0].id
         if host is not None:
+            under[f.id] = host
             folded.setdefault(host, []).append(Symptom(id=f.id, title=f.title, count=f.count, evidence=f.evidence[:2]))
             continue
         out.append(f)

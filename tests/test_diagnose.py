@@ -293,6 +293,21 @@ def test_a_specific_pattern_outranks_the_general_one_it_refines(tmp_path: Path) 
         "cuda-out-of-memory", "team-loader-adapters-oom"]
 
 
+
+def test_a_chain_of_refinements_ranks_the_most_specific_first(library: CompiledLibrary) -> None:
+    """jax-ml/jax#20722 (training b8-11): jaxlib 0.4.26's compute-capability check refines JAX's
+    backend failure, which refines the CUDA driver's NOT_INITIALIZED; the general one's own rise
+    above the driver error must not leave it above the pattern that refines it, and both general
+    findings fold under the specific one."""
+    from tests.conftest import ROOT
+
+    log = (ROOT / "tests/data/training/b8-11-jax-cuda12-extra-missing-falls-back-cpu-jax-20722.log").read_bytes()
+    findings = analyze_bytes(log, library).findings
+    assert findings[0].id == "jaxlib-0-4-26-compute-capability-check-before-cuinit"
+    assert [s.id for s in findings[0].symptoms] == ["jax-cuda-backend-failed-to-initialize",
+                                                     "cuda-driver-error-not-initialized"]
+    assert not {"jax-cuda-backend-failed-to-initialize", "cuda-driver-error-not-initialized"} & {f.id for f in findings}
+
 TEAM_CACHE = """title: Our adapter cache is disabled, so every adapter is placed on the GPU
 id: team-adapter-cache-disabled
 status: stable
