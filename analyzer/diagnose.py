@@ -300,8 +300,8 @@ def _refine(ranked: list[Finding], library: CompiledLibrary) -> list[Finding]:
     consequence it `explains`, ranks just above it; along a chain of them (a pattern refining one
     that refines a third) each ends above the next, so the passes go on until no score moves."""
     out = list(ranked)
+    score = {f.id: f.score for f in out}
     for _ in range(len(out)):
-        score = {f.id: f.score for f in out}
         moved = False
         for i, f in enumerate(out):
             found = {key: [g for g in ids if g in score] for key, ids in _beneath(library, f.id).items()}

@@ -38,6 +38,9 @@ _IMPORT = re.compile(r"^ImportError: cannot import name '(?P<name>\w+)' from '(?
 # find, so 'vllm.model_executor.input_metadata' means vllm and vllm.model_executor were found (a
 # package that is not installed at all is named alone: "No module named 'vllm'")
 _SUBMODULE = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '(?P<module>[A-Za-z_]\w*(?:\.\w+)+)'")
+# a name looked up in a module that lacks it, and how it is said
+_LOOKUPS = ((_MODULE_ATTRIBUTE, "asks module {module} for {name}, which it does not have"),
+            (_IMPORT, "imports {name} from {module}, which does not define it"))
 # Not read: "'X' object has no attribute 'y'". Nothing in it says whose class X is, and in a
 # package's own code it is as often that package's bug (an engine that dropped an attribute its
 # own entry point still reads) as drift against another package.
@@ -78,17 +81,14 @@ def read_mismatch(text: str, frame: Frame | None, known: Collection[str]) -> Mis
             return None  # its own function: its bug, not drift
         return Mismatch(caller, f"calls {callee}() with arguments it does not accept ({c['what']})",
                         _other(top, caller))
-    for shape, what in ((_MODULE_ATTRIBUTE, "asks module {module} for {name}, which it does not have"),
-                        (_IMPORT, "imports {name} from {module}, which does not define it"),
-                        (_SUBMODULE, "imports module {module}, which the installed package does not have")):
+    for shape, what in (*_LOOKUPS, (_SUBMODULE, "imports module {module}, which the installed package does not have")):
         if (a := shape.match(text)) and (provider := _other(a["module"].split(".")[0], caller)):
             return Mismatch(caller, what.format(**a.groupdict()), provider)
     return None  # a package's lookup in itself is its own bug or a partial install, not drift
 
 
 def _frameless(text: str, known: Collection[str]) -> Mismatch | None:
-    for shape, what in ((_MODULE_ATTRIBUTE, "asks module {module} for {name}, which it does not have"),
-                        (_IMPORT, "imports {name} from {module}, which does not define it")):
+    for shape, what in _LOOKUPS:
         if (a := shape.match(text)) and (top := a["module"].split(".")[0]) in known:
             return Mismatch(None, what.format(**a.groupdict()), top)
     return None
