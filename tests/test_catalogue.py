@@ -136,6 +136,8 @@ def test_an_entry_cannot_be_left_to_a_pattern_that_needs_all_its_expressions(tmp
     (("catalogue: demo-errors", "catalogue: other"), "differs from the file name"),
     (("    fix: [\"Restart the demo service.\"]\n", ""), "needs at least one fix step"),
     (("key: disk", "key: out-of-slots"), "entry key 'out-of-slots' appears twice"),
+    (("    severity: critical\n", "    severity: critical\n    uses: [no-such-set]\n"),
+     "entry 'out-of-slots-forever' uses 'no-such-set', which is not among expression_sets"),
 ])
 def test_a_broken_catalogue_is_refused_with_its_file(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     with pytest.raises(PatternErrors) as err:
@@ -189,6 +191,27 @@ def test_an_entry_adds_its_own_forms_after_the_catalogue_expressions(tmp_path: P
         "slot table lost \\(code 3\\)"]
     assert [e.regex for e in by_id["demo-error-out-of-slots"].pattern.match.any] == [
         "demo error: out of slots$", "no free slot \\(2\\)"]
+    compiled = compile_library(library)
+    for pf in by_id.values():
+        outcomes = run_fixture(pf, fixture_of(pf), compiled)
+        assert outcomes and all(o.passed for o in outcomes), [(o.annotation.text, o.detail) for o in outcomes]
+
+
+def test_entries_opt_into_a_named_expression_set(tmp_path: Path) -> None:
+    """`expression_sets:` holds a form once for the entries that fit it; an entry's `uses:` adds
+    that set's templates after the catalogue's expressions and before its own extra forms, and an
+    entry that does not use it is not matched by it."""
+    catalogue = CATALOGUE.replace(
+        "tags: [demo]\n", "expression_sets:\n  alone: ['^{string}$']\ntags: [demo]\n", 1).replace(
+        "    severity: critical\n",
+        "    severity: critical\n    uses: [alone]\n    extra_expressions: ['slots lost \\({number}\\)']\n", 1)
+    fixture = FIXTURE + "# match demo-error-out-of-slots-forever\nout of slots forever\n# ok\nout of slots\n"
+    library = load_library([write(tmp_path, catalogue, fixture)])
+    by_id = {pf.pattern.id: pf for pf in library.files if pf.catalogue == "demo-errors"}
+    assert [e.regex for e in by_id["demo-error-out-of-slots-forever"].pattern.match.any] == [
+        "demo error: out of slots forever(?![\\w ])", "\\bdemoErrorOutOfSlotsForever\\b",
+        "^out of slots forever$", "slots lost \\(3\\)"]
+    assert len(by_id["demo-error-out-of-slots"].pattern.match.any) == 2
     compiled = compile_library(library)
     for pf in by_id.values():
         outcomes = run_fixture(pf, fixture_of(pf), compiled)

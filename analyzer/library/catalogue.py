@@ -38,9 +38,13 @@ class Entry(Strict):
     confidence: Confidence | None = None
     expressions: list[str] | None = Field(
         default=None, description="templates that replace the catalogue's expressions for this entry")
+    uses: list[KebabId] = Field(
+        default_factory=list,
+        description="named sets of the catalogue's `expression_sets` tried after its (or this entry's) expressions")
     extra_expressions: list[str] = Field(
         default_factory=list,
-        description="templates tried after the catalogue's (or this entry's) expressions: forms only it prints")
+        description="templates tried after the catalogue's (or this entry's) expressions and the sets it uses: "
+                    "forms only it prints")
     why: str | None = None
     covered_by: KebabId | None = None
     lend: bool = Field(default=True, description=(
@@ -73,6 +77,9 @@ class Catalogue(Strict):
     id: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]*\{key\}[a-z0-9-]*$")]
     title_template: Annotated[str, StringConstraints(min_length=5)]
     expressions: list[str] = Field(min_length=1)
+    expression_sets: dict[KebabId, list[str]] = Field(default_factory=dict, description=(
+        "named template sets that only some entries use (`uses: [<name>]`): a form written once for the "
+        "entries it fits, not copied into each"))
     tags: list[str] = Field(default_factory=list)
     why: Annotated[str, StringConstraints(min_length=10)]
     severity: Severity = Severity.medium
@@ -92,6 +99,9 @@ class Catalogue(Strict):
             if e.key in seen:
                 raise ValueError(f"entry key {e.key!r} appears twice")
             seen.add(e.key)
+            unknown = [u for u in e.uses if u not in self.expression_sets]
+            if unknown:
+                raise ValueError(f"entry {e.key!r} uses {unknown[0]!r}, which is not among expression_sets")
         return self
 
     def pattern_id(self, entry: Entry) -> str:
@@ -136,7 +146,8 @@ def _title(cat: Catalogue, entry: Entry) -> str:
 
 def _templates(cat: Catalogue, entry: Entry) -> list[str]:
     """The entry's expressions with its fields filled in (those it has the fields for)."""
-    templates = [*(entry.expressions or cat.expressions), *entry.extra_expressions]
+    templates = [*(entry.expressions or cat.expressions),
+                 *(t for name in entry.uses for t in cat.expression_sets[name]), *entry.extra_expressions]
     return [r for t in dict.fromkeys(templates) if (r := _regex(t, entry)) is not None]
 
 
