@@ -28,8 +28,9 @@ typecheck: setup
 	$(PY) -m mypy
 	$(PY) -m mypy --strict scripts/mine_messages.py
 
+# one worker per core (pytest-xdist); the tests on the real search index share one worker, so it is built once
 unit: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadgroup
 
 test: system setup lint typecheck unit
 

@@ -206,10 +206,9 @@ def test_search_quality(query: str, expected: set[str], index: IndexPlan, encode
 def test_exact_error_string_ranks_its_pattern_and_postmortem_first(index: IndexPlan, encoder: NumpyMiniLM) -> None:
     hits = search(index, "RuntimeError: FlashInfer requires GPUs with sm75 or higher", limit=3, encoder=encoder)
     ids = [h.id for h in hits]
-    assert ids[0] == "flashinfer-no-eligible-cuda-arch"
-    # the same check's older wording ("FlashInfer requires sm75+") is a pattern of its own that shares the
-    # query's words; it is the only document allowed between the pattern and the incident it names
-    assert ids[1:] in ([FOUNDING, ids[2]], ["flashinfer-arch-list-includes-arch-below-sm75", FOUNDING]), ids
+    # the incident the recognising pattern names comes next, above the same check's older-wording
+    # pattern ("FlashInfer requires sm75+"), which shares the query's words but does not recognise it
+    assert ids[:2] == ["flashinfer-no-eligible-cuda-arch", FOUNDING], ids
     assert hits[0].fix and hits[0].passage
 
 

@@ -1,7 +1,7 @@
 """Hybrid search over the index: vector similarity (the query embedded by the torch-free
 encoder) fused with BM25 over the same passages, plus a strong boost when the query is an
-error string that a pattern's regex recognises. One document per hit, with its best
-passage."""
+error string that a pattern's regex recognises: those patterns rank first and the incidents
+they name next. One document per hit, with its best passage."""
 
 from __future__ import annotations
 
@@ -81,17 +81,21 @@ def search(p: IndexPlan, query: str, limit: int = 5, kind: str | None = None,
         best[doc_id] = (score + TITLE_WEIGHT * title, text)
     shortlist = sorted(best, key=lambda d: -best[d][0])[:REGEX_SHORTLIST]
     recognised = set(_regex_hits(query, [docs[d] for d in shortlist]))
-    for pattern_id, postmortem_id in pairs:  # incidents that a recognising pattern names
-        if pattern_id in recognised and postmortem_id in best:
-            score, text = best[postmortem_id]
-            best[postmortem_id] = (score + REGEX_BONUS / 2, text)
+    named = {postmortem_id for pattern_id, postmortem_id in pairs  # incidents that a recognising pattern names
+             if pattern_id in recognised and postmortem_id in best}
+    for doc_id in named:
+        score, text = best[doc_id]
+        best[doc_id] = (score + REGEX_BONUS / 2, text)
     for doc_id in recognised:
         score, text = best[doc_id]
         best[doc_id] = (score + REGEX_BONUS, text)
     hits = [Hit(d, docs[d].kind, docs[d].title, round(s, 4), text, docs[d].fix, docs[d].path, docs[d].cause,
                 docs[d].severity, round(cosine[d], 4))
             for d, (s, text) in best.items() if kind is None or docs[d].kind == kind]
-    return sorted(hits, key=lambda h: -h.score)[:limit]
+    # A pasted error string: the patterns that recognise it come first, then the incidents they name
+    # (past occurrences of that very error), then whatever merely shares its words or meaning.
+    tier = {**dict.fromkeys(named, 1), **dict.fromkeys(recognised, 2)}
+    return sorted(hits, key=lambda h: (-tier.get(h.id, 0), -h.score))[:limit]
 
 
 def _regex_hits(query: str, docs: Sequence[DocumentRow]) -> list[str]:
