@@ -28,9 +28,9 @@ typecheck: setup
 	$(PY) -m mypy
 	$(PY) -m mypy --strict scripts/mine_messages.py
 
-# one worker per core (pytest-xdist); the tests on the real search index share one worker, so it is built once
+# one worker per core (pytest-xdist); each worker that runs a test on the real search index builds its own
 unit: setup
-	$(PY) -m pytest -q -n auto --dist loadgroup
+	$(PY) -m pytest -q -n auto
 
 test: system setup lint typecheck unit
 

@@ -33,15 +33,6 @@ def library() -> CompiledLibrary:
     return load()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests on the real search index run on one worker (`make unit` runs one per core with
-    `--dist loadgroup`), so the session builds the index, the slow part, once."""
-    for item in items:
-        if "kb_index" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("kb-index"))
-
-
 GATE = "flashinfer-sm12x-needs-cuda-12-9"
 CHAIN = "oom-restart-surfaces-toolchain-mismatch"
 
