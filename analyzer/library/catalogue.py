@@ -99,6 +99,11 @@ class Catalogue(Strict):
             if e.key in seen:
                 raise ValueError(f"entry key {e.key!r} appears twice")
             seen.add(e.key)
+        return self
+
+    @model_validator(mode="after")
+    def sets_known(self) -> Catalogue:
+        for e in self.entries:
             unknown = [u for u in e.uses if u not in self.expression_sets]
             if unknown:
                 raise ValueError(f"entry {e.key!r} uses {unknown[0]!r}, which is not among expression_sets")
