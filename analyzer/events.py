@@ -1,7 +1,8 @@
 """Phase 2, second step: rebuild multi-line events from records, per process.
 
 Python tracebacks (with their "During handling of the above exception" and "The above
-exception was the direct cause" chains, and headless ones that start at a `File` frame),
+exception was the direct cause" chains, headless ones that start at a `File` frame, and rich's
+boxed form),
 C++ `terminate called after throwing`, a Rust panic with its message on the next line, NCCL
 WARN runs, torchrun's "Root Cause (first observed failure)" block, kernel messages continued
 on indented lines, and ComfyUI's error dialogs as pasted from its web page (the older "Error
@@ -21,6 +22,12 @@ from analyzer.scan import TRACEBACK
 
 TRACEBACK_START = re.compile(TRACEBACK + ":")
 FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
+# rich's traceback (typer and other CLIs, `rich.traceback.install()`): a rule or box headed
+# "Traceback (most recent call last)", each frame a "<file>:<line> in <func>" row (inside "│ " borders
+# in the boxed form; a long path wraps onto the next row) above its source, the exception below
+RICH_START = re.compile(r"─ Traceback \(most recent call last\) ─")
+RICH_FRAME = re.compile(r"\s*(?:│ )?(?P<file>[^\s│]+?\.pyw?):(?P<line>\d+) in (?P<func>[^\s│]+)")
+RICH_BOX = ("│", "╰", "╭")
 # an exception's type: a name with one of the usual endings, Python's StopIteration (a bare `next()` on an
 # exhausted iterator ends a traceback with the name alone), a module's lowercase `error` class, or a
 # dotted name
@@ -186,7 +193,8 @@ def _starts_traceback(lines: list[_Line], i: int) -> bool:
         return False
     text = lines[i].text
     # substring tests first: most lines are none of these, and `in` is far cheaper than a regex
-    return ("Traceback" in text and TRACEBACK_START.search(text) is not None) or \
+    return ("Traceback" in text and (TRACEBACK_START.search(text) is not None
+                                     or RICH_START.search(text) is not None)) or \
         ('File "' in text and FRAME.match(text) is not None and _frames_lead_to_exception(lines, i))
 
 
@@ -242,7 +250,7 @@ def _traceback_end(lines: list[_Line], i: int, base: int) -> int:
                 continue
             return j
         if text.strip() and not text[:1].isspace() and not TRACEBACK_START.search(text) \
-                and not CHAIN.match(text) and not FRAME.match(text):
+                and not CHAIN.match(text) and not FRAME.match(text) and not text.startswith(RICH_BOX):
             return j  # something else interrupted the traceback
         j += 1
     return j
@@ -250,7 +258,7 @@ def _traceback_end(lines: list[_Line], i: int, base: int) -> int:
 
 def _traceback(records: list[Record], block: list[_Line], base: int) -> Event:
     frames = tuple(Frame(m["file"], int(m["line"]), (m["func"] or "").strip())
-                   for ln in block if (m := FRAME.match(ln.text)))
+                   for ln in block if (m := FRAME.match(ln.text) or RICH_FRAME.match(ln.text)))
     exc_type = exc_msg = None
     for ln in block:
         text = _at(ln.text, base)

@@ -198,3 +198,48 @@ def test_torchrun_root_cause_block_is_one_event() -> None:
     assert lines[-1] == "  traceback : Signal 9 (SIGKILL) received by PID 19775"
     assert "  exitcode  : -9 (pid: 19775)  (SIGKILL)" in lines and len(lines) == 8
     assert not any("SIGTERM" in line for line in lines)
+
+
+# rich's boxed traceback (typer and other CLIs): a real paste of mcp-ticketer's CLI given a missing path,
+# from its published test report; the narrow terminal wrapped the frame's path and the exception's message
+RICH = """╭───────────────────── Traceback (most recent call last) ──────────────────────╮
+│ /Users/masa/.local/pipx/venvs/mcp-ticketer/lib/python3.13/site-packages/mcp_ │
+│ ticketer/cli/main.py:1935 in mcp_callback                                    │
+│                                                                              │
+│ ❱ 1935 │   │   │   os.chdir(project_path)                                    │
+│                                                                              │
+╰──────────────────────────────────────────────────────────────────────────────╯
+FileNotFoundError: [Errno 2] No such file or directory:
+'/nonexistent/path/that/does/not/exist'"""
+
+# rich's traceback without a box, as Streamlit prints it: the header and the first frame from a real
+# Streamlit Cloud paste (copied from a web page, a blank line between lines; a path wrapped), the
+# app's frame shortened and the exception line written for this test
+RICH_RULE = """────────────────────── Traceback (most recent call last) ───────────────────────
+
+  /home/adminuser/venv/lib/python3.13/site-packages/streamlit/runtime/scriptru
+
+  nner/exec_code.py:129 in exec_func_with_error_handling
+
+
+
+  /mount/src/app/streamlit_app.py:71 in <module>
+
+ModuleNotFoundError: No module named 'torch'"""
+
+
+def test_a_rich_traceback_box_is_one_traceback_with_its_frames_and_exception() -> None:
+    evs = events(RICH)
+    tb = evs[0]
+    assert tb.kind is EventKind.traceback
+    assert (tb.first_line, tb.last_line) == (1, 8)
+    assert (tb.exc_type, tb.exc_message) == ("FileNotFoundError", "[Errno 2] No such file or directory:")
+    assert [(f.file, f.line, f.function) for f in tb.frames] == [("ticketer/cli/main.py", 1935, "mcp_callback")]
+
+
+def test_a_rich_traceback_without_a_box_is_one_traceback() -> None:
+    (tb,) = events(RICH_RULE)
+    assert tb.kind is EventKind.traceback
+    assert tb.exc_type == "ModuleNotFoundError"
+    assert [f.function for f in tb.frames] == ["exec_func_with_error_handling", "<module>"]
+    assert tb.frames[-1].file == "/mount/src/app/streamlit_app.py"
