@@ -1,8 +1,8 @@
 """Phase 2, second step: rebuild multi-line events from records, per process.
 
 Python tracebacks (with their "During handling of the above exception" and "The above
-exception was the direct cause" chains, headless ones that start at a `File` frame, and rich's
-boxed form),
+exception was the direct cause" chains, headless ones that start at a `File` frame, rich's boxed
+form and IPython's/Jupyter's),
 C++ `terminate called after throwing`, a Rust panic with its message on the next line, NCCL
 WARN runs, torchrun's "Root Cause (first observed failure)" block, kernel messages continued
 on indented lines, and ComfyUI's error dialogs as pasted from its web page (the older "Error
@@ -28,6 +28,15 @@ FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fu
 RICH_START = re.compile(r"─ Traceback \(most recent call last\) ─")
 RICH_FRAME = re.compile(r"\s*(?:│ )?(?P<file>[^\s│]+?\.pyw?):(?P<line>\d+) in (?P<func>[^\s│]+)")
 RICH_BOX = ("│", "╰", "╭")
+# IPython's and Jupyter's traceback (ultratb): "<Type>   Traceback (most recent call last)" under a rule of
+# dashes, then per frame a location row at column 0, "<file> in <func>(<args>)" (IPython 7 and older),
+# "File <file>:<line>, in <func>(<args>)" or "Cell In[<n>], line <line>" (IPython 8+), above numbered source
+# rows whose failing one carries an arrow ("---->", "-->", "->"), and the exception at column 0 last
+IPY_START = re.compile(r"[A-Za-z_][\w.]*\s{2,}Traceback \(most recent call last\)\s*$")
+IPY_FRAME = re.compile(r"File (?P<file>\S.*?):(?P<line>\d+), in (?P<func>[\w<>.]+)"
+                       r"|Cell In\s?\[\d*\], line (?P<cell_line>\d+)"
+                       r"|(?P<old_file>(?:/|~/|[A-Za-z]:\\|<ipython-input-)\S*) in (?P<old_func>[\w<>.]+)\(.*\)\s*$")
+IPY_ARROW = re.compile(r"\s*-*> ?(?P<line>\d+)\b")
 # an exception's type: a name with one of the usual endings, Python's StopIteration (a bare `next()` on an
 # exhausted iterator ends a traceback with the name alone), a module's lowercase `error` class, or a
 # dotted name
@@ -193,9 +202,25 @@ def _starts_traceback(lines: list[_Line], i: int) -> bool:
         return False
     text = lines[i].text
     # substring tests first: most lines are none of these, and `in` is far cheaper than a regex
-    return ("Traceback" in text and (TRACEBACK_START.search(text) is not None
-                                     or RICH_START.search(text) is not None)) or \
-        ('File "' in text and FRAME.match(text) is not None and _frames_lead_to_exception(lines, i))
+    return ("Traceback" in text and (TRACEBACK_START.search(text) is not None or RICH_START.search(text) is not None
+                                     or IPY_START.match(text) is not None)) or \
+        ('File "' in text and FRAME.match(text) is not None and _frames_lead_to_exception(lines, i)) or \
+        (text[:1] in "/~<FC" and IPY_FRAME.match(text) is not None and _ipython_frames_lead_to_exception(lines, i))
+
+
+def _ipython_frames_lead_to_exception(lines: list[_Line], i: int) -> bool:
+    """A headless IPython traceback (the paste starts at a location row): location and source rows,
+    one of them the failing row's arrow, then an exception at column 0."""
+    arrow = False
+    for j in range(i, min(len(lines), i + MAX_HEADLESS)):
+        text = lines[j].text
+        if arrow and EXCEPTION.match(text):
+            return True
+        if IPY_ARROW.match(text):
+            arrow = True
+        elif text.strip() and not text[:1].isspace() and not IPY_FRAME.match(text):
+            return False
+    return False
 
 
 def _frames_lead_to_exception(lines: list[_Line], i: int) -> bool:
@@ -250,7 +275,8 @@ def _traceback_end(lines: list[_Line], i: int, base: int) -> int:
                 continue
             return j
         if text.strip() and not text[:1].isspace() and not TRACEBACK_START.search(text) \
-                and not CHAIN.match(text) and not FRAME.match(text) and not text.startswith(RICH_BOX):
+                and not CHAIN.match(text) and not FRAME.match(text) and not text.startswith(RICH_BOX) \
+                and not IPY_ARROW.match(text) and not IPY_FRAME.match(text):
             return j  # something else interrupted the traceback
         j += 1
     return j
@@ -258,7 +284,8 @@ def _traceback_end(lines: list[_Line], i: int, base: int) -> int:
 
 def _traceback(records: list[Record], block: list[_Line], base: int) -> Event:
     frames = tuple(Frame(m["file"], int(m["line"]), (m["func"] or "").strip())
-                   for ln in block if (m := FRAME.match(ln.text) or RICH_FRAME.match(ln.text)))
+                   for ln in block if (m := FRAME.match(ln.text) or RICH_FRAME.match(ln.text))) \
+        or _ipython_frames(block)
     exc_type = exc_msg = None
     for ln in block:
         text = _at(ln.text, base)
@@ -272,6 +299,23 @@ def _traceback(records: list[Record], block: list[_Line], base: int) -> Event:
     if said is not None and raised_error(block[said].text) is None:
         said = None
     return _event(records, block, EventKind.traceback, exc_type, exc_msg, frames, code, said)
+
+
+def _ipython_frames(block: list[_Line]) -> tuple[Frame, ...]:
+    """IPython's frames: its location rows, the line number from the row or (IPython 7 and older) from the
+    arrow of the source rows below it."""
+    frames = []
+    for n, ln in enumerate(block):
+        if not (m := IPY_FRAME.match(ln.text)):
+            continue
+        if m["old_file"]:
+            arrow = next((a for later in block[n + 1:n + 40] if (a := IPY_ARROW.match(later.text))), None)
+            frames.append(Frame(m["old_file"], int(arrow["line"]) if arrow else 0, m["old_func"]))
+        elif m["cell_line"]:
+            frames.append(Frame("<cell>", int(m["cell_line"]), "<module>"))
+        else:
+            frames.append(Frame(m["file"], int(m["line"]), m["func"]))
+    return tuple(frames)
 
 
 def _dialog_end(lines: list[_Line], i: int) -> int:

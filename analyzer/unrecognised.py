@@ -24,7 +24,15 @@ from typing import NamedTuple
 
 from analyzer.choices import Confidence, FindingKind, Severity
 from analyzer.clock import iso, to_seconds
-from analyzer.events import EXCEPTION, FRAME, RUST_PANIC_AT, VLLM_HEADER_AFTER_LEVEL, raised_error
+from analyzer.events import (
+    EXCEPTION,
+    FRAME,
+    IPY_ARROW,
+    RICH_FRAME,
+    RUST_PANIC_AT,
+    VLLM_HEADER_AFTER_LEVEL,
+    raised_error,
+)
 from analyzer.library.rules import Emitter
 from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mismatch
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
@@ -300,9 +308,11 @@ def cut_traceback_line(event: Event) -> str | None:
     if event.kind is not EventKind.traceback or event.exc_type or event.exc_message or not event.frames:
         return None
     lines = event.text.split("\n")
-    # the source line quoted under the innermost frame, else that frame's own line
-    return next((lines[i].strip() for i in sorted(event.code_lines, reverse=True)),
-                next(line.strip() for line in reversed(lines) if FRAME.match(line)))
+    # the source line quoted under the innermost frame, else the innermost frame's own row (IPython's
+    # arrow row under it names the failing source line)
+    quoted = next((lines[i].strip() for i in sorted(event.code_lines, reverse=True)), None)
+    return quoted or next((line.strip() for line in reversed(lines)
+                           if FRAME.match(line) or IPY_ARROW.match(line) or RICH_FRAME.match(line)), None)
 
 
 def _holder(event: Event, line: str) -> Record:

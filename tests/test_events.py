@@ -243,3 +243,58 @@ def test_a_rich_traceback_without_a_box_is_one_traceback() -> None:
     assert tb.exc_type == "ModuleNotFoundError"
     assert [f.function for f in tb.frames] == ["exec_func_with_error_handling", "<module>"]
     assert tb.frames[-1].file == "/mount/src/app/streamlit_app.py"
+
+
+# IPython 7's traceback in a notebook: the head of a real paste (CosmiQ/solaris#419), its exception line from the
+# thread's title (the stored copy of the paste stops before it)
+IPYTHON_OLD = """---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+<ipython-input-8-ac434f9ac605> in <module>()
+      5 print('dataset loaded. Running inference on the image.')
+      6 start_time = time.time()
+----> 7 xdxd_inferer(inf_df)
+      8 end_time = time.time()
+      9 print('running inference on one image took {} seconds'.format(end_time-start_time))
+
+RuntimeError: CUDA error: no kernel image is available for execution on the device"""
+
+# IPython 8's: the head of a real paste (state-spaces/mamba#85), its exception line from the thread's title
+IPYTHON_NEW = """---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+Cell In[2], line 14
+      6 x = torch.randn(batch, length, dim).to("cuda")
+      7 model = Mamba(
+   (...)
+     13 ).to("cuda")
+---> 14 y = model(x)
+     15 assert y.shape == x.shape
+
+File ~/miniconda3/envs/textgen/lib/python3.11/site-packages/torch/nn/modules/module.py:1518, in Module._wrapped_call_impl(self, *args, **kwargs)
+   1516     return self._compiled_call_impl(*args, **kwargs)  # type: ignore[misc]
+   1517 else:
+-> 1518     return self._call_impl(*args, **kwargs)
+
+RuntimeError: CUDA error: no kernel image is available for execution on the device"""
+
+
+def test_an_ipython_7_traceback_is_one_traceback_with_its_arrow_line() -> None:
+    evs = events(IPYTHON_OLD)
+    (tb,) = [e for e in evs if e.kind is EventKind.traceback]
+    assert (tb.first_line, tb.last_line) == (2, 10)
+    assert tb.exc_type == "RuntimeError"
+    assert [(f.file, f.line, f.function) for f in tb.frames] == [("<ipython-input-8-ac434f9ac605>", 7, "<module>")]
+
+
+def test_an_ipython_8_traceback_reads_cells_and_file_rows() -> None:
+    evs = events(IPYTHON_NEW)
+    (tb,) = [e for e in evs if e.kind is EventKind.traceback]
+    assert tb.exc_message == "CUDA error: no kernel image is available for execution on the device"
+    assert [(f.line, f.function) for f in tb.frames] == [(14, "<module>"), (1518, "Module._wrapped_call_impl")]
+
+
+def test_an_ipython_traceback_pasted_from_a_location_row_is_headless() -> None:
+    """The same paste started at its second location row (the cell and the header left out)."""
+    headless = IPYTHON_NEW[IPYTHON_NEW.index("File ~/"):]
+    (tb,) = events(headless)
+    assert tb.kind is EventKind.traceback and tb.exc_type == "RuntimeError"
+    assert tb.frames[0].file.endswith("torch/nn/modules/module.py")

@@ -1102,3 +1102,21 @@ def test_nixs_failed_build_is_an_error_line(library: CompiledLibrary) -> None:
         titles = [f.title for f in analyze_bytes((line + "\n").encode(), library).findings]
         assert len(titles) == 1 and titles[0].startswith("Not recognised: error: "), titles
     assert analyze_bytes(f"building '{drv}'...\n".encode(), library).findings == []
+
+
+def test_an_ipython_traceback_cut_before_its_exception_names_its_arrow_row(library: CompiledLibrary) -> None:
+    """IPython's rows (a cell, a `File <path>:<line>, in <func>` location, arrowed source rows) from
+    state-spaces/mamba#85, cut before the exception: the innermost location and its arrow row are the lead."""
+    paste = ("RuntimeError                              Traceback (most recent call last)\n"
+             "Cell In[2], line 14\n"
+             "---> 14 y = model(x)\n"
+             "     15 assert y.shape == x.shape\n"
+             "\n"
+             "File ~/miniconda3/envs/textgen/lib/python3.11/site-packages/torch/nn/modules/module.py:1518, "
+             "in Module._wrapped_call_impl(self, *args, **kwargs)\n"
+             "   1517 else:\n"
+             "-> 1518     return self._call_impl(*args, **kwargs)\n")
+    [cut] = analyze_bytes(paste.encode(), library).findings
+    assert cut.title == ("Not recognised: a traceback cut before its exception, last in "
+                         "torch/nn/modules/module.py, line 1518, in Module._wrapped_call_impl")
+    assert "return self._call_impl" in cut.evidence[0].text
