@@ -3,6 +3,8 @@ Chromium (Debian's, driven by Playwright) for the site and the HTML report."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -118,12 +120,23 @@ def render(journal: Path, mode: str) -> bytes:
 
 @pytest.fixture(scope="session")
 def kb_index(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """The real search index, built once per session with the real model (the slow part)."""
-    from analyzer.kb.index import ensure, plan
+    """The real search index, built once per run with the real model (the slow part). Under
+    pytest-xdist the workers share one index: the first to need it builds it under a lock in the
+    folder all workers' temporary folders live in, the others wait and find it fresh (readers
+    open it read-only)."""
+    from analyzer.kb.index import ensure, is_fresh, plan
 
-    p = plan(tmp_path_factory.mktemp("index") / "kb.duckdb")
-    stats = ensure(p, rebuild=True)
-    assert stats is not None and 0 < stats.embedded <= stats.chunks  # identical passages are embedded once
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # pytest-of-<user>/pytest-<n>/, holding every worker's folder
+    folder = shared / "kb-index"
+    folder.mkdir(exist_ok=True)
+    with open(shared / "kb-index.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        p = plan(folder / "kb.duckdb")
+        if not is_fresh(p):
+            stats = ensure(p, rebuild=True)
+            assert stats is not None and 0 < stats.embedded <= stats.chunks  # identical passages are embedded once
     return p
 
 
