@@ -364,3 +364,19 @@ def test_relations_name_another_pattern_with_file_and_line(tmp_path: Path, team:
     assert caught.value.line == 14 and said in caught.value.message
 
 
+
+
+def test_a_probe_whose_output_names_a_network_errno_is_led_by_that_errno(library: CompiledLibrary) -> None:
+    """A probe that failed because the address family or the route is missing was not killing a
+    server that was still loading: the errno explains it and leads, the probe folds under it.
+    'connection refused' is the loading case itself, so the probe pattern leads there."""
+    for errno_id, output in [
+        ("errno-eafnosupport", "dial tcp [fd00::5]:8000: connect: address family not supported by protocol"),
+        ("errno-ehostunreach", "dial tcp 10.4.0.7:8000: connect: no route to host"),
+    ]:
+        log = f'Liveness probe failed: Get "http://pod:8000/health": {output}\n'.encode()
+        findings = analyze_bytes(log, library).findings
+        assert findings[0].id == errno_id
+        assert "k8s-probe-killed-model-server-while-loading" in [s.id for s in findings[0].symptoms]
+    refused = b'Startup probe failed: Get "http://10.4.0.7:8000/health": dial tcp 10.4.0.7:8000: connect: connection refused\n'
+    assert analyze_bytes(refused, library).findings[0].id == "k8s-probe-killed-model-server-while-loading"
