@@ -94,6 +94,25 @@ def test_a_paddle_build_older_than_the_gpu_is_named_from_its_banner(library: Com
         assert all(f.id != "paddle-cuda-build-older-than-gpu" for f in analyze_bytes(log, library).findings)
 
 
+TOP_SNAPSHOT = b"""top - 09:12:01 up  2:14,  1 user,  load average: 44.10, 30.02, 15.33
+Tasks: 610 total,   4 running, 606 sleeping,   0 stopped,   0 zombie
+MiB Mem :  64215.3 total,    402.8 free,  63611.0 used,    201.5 buff/cache
+MiB Swap:      0.0 total,      0.0 free,      0.0 used.    310.2 avail Mem
+"""
+
+
+def test_a_top_snapshot_of_a_host_out_of_memory_is_named_from_its_avail_figure(library: CompiledLibrary) -> None:
+    """top's 'avail Mem' under 1 GiB on a host of 16 GiB or more is a host out of RAM; a small
+    'free' with plenty available (page cache) is a healthy host, and a small machine is not judged."""
+    top = analyze_bytes(TOP_SNAPSHOT, library).findings[0]
+    assert (top.id, top.kind) == ("host-memory-exhausted-in-top-snapshot", "rule")
+    assert "310.2 MiB available of 64215.3 MiB" in top.title
+    healthy = TOP_SNAPSHOT.replace(b"    310.2 avail Mem", b"  52110.4 avail Mem")
+    small = TOP_SNAPSHOT.replace(b"64215.3 total", b" 7821.0 total")
+    for log in (healthy, small):
+        assert all(f.id != "host-memory-exhausted-in-top-snapshot" for f in analyze_bytes(log, library).findings)
+
+
 def test_facts_contradicting_a_pattern_lower_its_confidence(library: CompiledLibrary) -> None:
     gate = b"Failed to get device capability: SM 12.x requires CUDA >= 12.9.\n"
     plain = analyze_bytes(gate, library).findings[0]
