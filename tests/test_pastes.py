@@ -12,6 +12,7 @@ from analyzer.choices import FindingKind, InputForm
 from analyzer.library.compile import CompiledLibrary
 from analyzer.readers import parse_lines
 from analyzer.readers.console import console_record
+from analyzer.readers.paste import tidy
 from tests.conftest import ROOT, analyze_bytes
 
 PASTES = ROOT / "tests" / "data" / "pastes"
@@ -1120,3 +1121,19 @@ def test_an_ipython_traceback_cut_before_its_exception_names_its_arrow_row(libra
     assert cut.title == ("Not recognised: a traceback cut before its exception, last in "
                          "torch/nn/modules/module.py, line 1518, in Module._wrapped_call_impl")
     assert "return self._call_impl" in cut.evidence[0].text
+
+
+def test_an_error_chain_wrapped_after_its_colons_is_rejoined(library: CompiledLibrary) -> None:
+    """A Go error chain as kubectl describe shows it, broken by the paste after its colons with
+    the rest indented deeper: the pieces join the row, so a pattern written for the whole message
+    matches; a Python exception's own indented lines stay lines of their own."""
+    paste = ("  Warning  FailedCreatePodSandBox  12s  kubelet  Failed to create pod sandbox: rpc error: code = Unknown "
+             "desc = failed to create containerd task: failed to create shim task:\n"
+             "      creating container: cannot create sandbox: cannot read client sync file:\n"
+             "      waiting for sandbox to start: EOF\n")
+    top = analyze_bytes(paste.encode(), library).findings[0]
+    assert top.id == "gvisor-sandbox-start-failed-eof"
+    assert top.evidence[0].line == 1 and top.evidence[0].text.endswith("waiting for sandbox to start: EOF")
+    state_dict = ("RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM: model failed:\n"
+                  "\tsize mismatch for lm_head.weight: copying a param with shape torch.Size([32000, 4096]).\n")
+    assert tidy(state_dict.encode()) == state_dict.encode()

@@ -19,7 +19,9 @@ starts with a lower-case letter; a long line that ends in a word followed by a p
 with one space and a lower-case word was wrapped just before its space (read after the quote,
 time stamp or worker column each line of the paste may carry, and across blank lines). A piece
 that starts with the same word as the line it would join is a record of its own (a compiler's
-or a program's run of equal-length error lines).
+or a program's run of equal-length error lines). An error line that ends in a colon, followed
+by lower-case pieces indented deeper than it, each but the last ending in a colon, is a chain
+of Go errors the paste broke after its colons (kubectl, containerd, runc): the pieces join it.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def rejoin(data: bytes) -> bytes:
             head = i
     joined = _join_cut_before_space(out) or joined
     joined = _join_open_quote(out) or joined
+    joined = _join_colon_chain(out) or joined
     joined = _restore_cut_prefix(out) or joined
     return "\n".join(out).encode("utf-8", "surrogateescape") if joined else data
 
@@ -154,6 +157,47 @@ def _join_open_quote(out: list[str]) -> bool:
                     break
                 j += 1
             if closed:
+                out[i] = head + "".join(" " + out[k].strip() for k in pieces)
+                for k in pieces:
+                    out[k] = ""
+                joined = True
+                i = pieces[-1]
+        i += 1
+    return joined
+
+
+# an error line a paste broke after one of its colons, its rest on lines indented deeper under it:
+# a chain of wrapped Go errors ("failed to create shim task: OCI runtime create failed:") as
+# kubectl, containerd and runc print it; each piece starts with a lower-case word, and the chain
+# ends with the first piece that does not end in a colon. A Python exception line is left alone:
+# the lines under it are its own (a state_dict's "size mismatch for ..." list).
+_CHAIN_HEAD = re.compile(r"(?i)\b(?:error|failed|failure|cannot|unable)\b.*: .*:$")
+_PYTHON_EXCEPTION = re.compile(r"\s*[A-Za-z_][\w.]*(?:Error|Exception|Warning)\b")
+_CHAIN_PIECE = re.compile(r"(?!at )[a-z][\w-]*[ :]")
+MAX_CHAIN_PIECES = 8
+
+
+def _join_colon_chain(out: list[str]) -> bool:
+    """Join, in place, the indented pieces of an error chain wrapped after its colons onto the
+    line they continue; True when one was joined."""
+    joined = False
+    i = 0
+    while i < len(out):
+        head = out[i].rstrip("\r")
+        if head.endswith(":") and _CHAIN_HEAD.search(head) and not _PYTHON_EXCEPTION.match(head):
+            indent = len(head) - len(head.lstrip())
+            pieces: list[int] = []
+            j = i + 1
+            while j < len(out) and len(pieces) < MAX_CHAIN_PIECES:
+                line = out[j].rstrip("\r")
+                text = line.strip()
+                if not text or len(line) - len(line.lstrip()) <= indent or not _CHAIN_PIECE.match(text):
+                    break
+                pieces.append(j)
+                if not text.endswith(":"):
+                    break
+                j += 1
+            if pieces:
                 out[i] = head + "".join(" " + out[k].strip() for k in pieces)
                 for k in pieces:
                     out[k] = ""
