@@ -399,3 +399,11 @@ def test_a_probe_whose_output_names_a_network_errno_is_led_by_that_errno(library
         assert "k8s-probe-killed-model-server-while-loading" in [s.id for s in findings[0].symptoms]
     refused = b'Startup probe failed: Get "http://10.4.0.7:8000/health": dial tcp 10.4.0.7:8000: connect: connection refused\n'
     assert analyze_bytes(refused, library).findings[0].id == "k8s-probe-killed-model-server-while-loading"
+
+
+def test_a_required_compute_capability_is_not_read_as_the_gpus(library: CompiledLibrary) -> None:
+    """'compute capability 8.9 or higher required' states a requirement, not the GPU in the machine."""
+    need = b"AssertionError: Device compute capability 8.9 or higher required for FP8 execution.\n"
+    assert "gpu_sm" not in analyze_bytes(need, library).facts
+    seen = b"  Device 0: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9, VMM: yes\n"
+    assert analyze_bytes(seen, library).facts["gpu_sm"].value == "8.9"
