@@ -25,6 +25,9 @@ FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fu
 # rich's traceback (typer and other CLIs, `rich.traceback.install()`): a rule or box headed
 # "Traceback (most recent call last)", each frame a "<file>:<line> in <func>" row (inside "│ " borders
 # in the boxed form; a long path wraps onto the next row) above its source, the exception below
+# a frame line whose start the paste cut off ('.../site-packages/pkg/mod.py", line 139, in f'): the
+# tail of its file name, its line and its function, at column 0
+CUT_FRAME_HEAD = re.compile(r'[^\s"][^"]*\.pyw?", line \d+, in [\w<>.]+\s*$')
 RICH_START = re.compile(r"─ Traceback \(most recent call last\) ─")
 RICH_FRAME = re.compile(r"\s*(?:│ )?(?P<file>[^\s│]+?\.pyw?):(?P<line>\d+) in (?P<func>[^\s│]+)")
 RICH_BOX = ("│", "╰", "╭")
@@ -205,6 +208,8 @@ def _starts_traceback(lines: list[_Line], i: int) -> bool:
     return ("Traceback" in text and (TRACEBACK_START.search(text) is not None or RICH_START.search(text) is not None
                                      or IPY_START.match(text) is not None)) or \
         ('File "' in text and FRAME.match(text) is not None and _frames_lead_to_exception(lines, i)) or \
+        ('", line ' in text and CUT_FRAME_HEAD.match(text) is not None and i + 1 < len(lines)
+         and lines[i + 1].text[:1].isspace() and _frames_lead_to_exception(lines, i + 1)) or \
         (text[:1] in "/~<FC" and IPY_FRAME.match(text) is not None and _ipython_frames_lead_to_exception(lines, i))
 
 

@@ -298,3 +298,17 @@ def test_an_ipython_traceback_pasted_from_a_location_row_is_headless() -> None:
     (tb,) = events(headless)
     assert tb.kind is EventKind.traceback and tb.exc_type == "RuntimeError"
     assert tb.frames[0].file.endswith("torch/nn/modules/module.py")
+
+
+def test_a_traceback_whose_first_frame_lost_its_start_in_the_paste() -> None:
+    """The selection began inside the first frame line ('.../pkg/mod.py", line N, in f', no `File "`):
+    that line, the source under it and the exception are still one traceback event, so a pattern
+    that needs the frame and the exception together sees both."""
+    cut = ('...site-packages\\vllm\\worker\\worker.py", line 117, in determine_num_available_blocks\n'
+           "    self.model_runner.profile_run()\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.\n")
+    [tb] = [e for e in events(cut) if e.kind is EventKind.traceback]
+    assert tb.first_line == 1 and tb.exc_type == "torch.OutOfMemoryError"
+    assert "determine_num_available_blocks" in tb.text
+    # a line of that shape with no frame source and no exception after it is no traceback
+    assert all(e.kind is EventKind.line for e in events('notes.py", line 3, in main\nall good\n'))
