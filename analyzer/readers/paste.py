@@ -157,13 +157,19 @@ def _join_open_quote(out: list[str]) -> bool:
                     break
                 j += 1
             if closed:
-                out[i] = head + "".join(" " + out[k].strip() for k in pieces)
-                for k in pieces:
-                    out[k] = ""
+                i = _join_pieces(out, i, pieces)
                 joined = True
-                i = pieces[-1]
         i += 1
     return joined
+
+
+def _join_pieces(out: list[str], at: int, pieces: list[int]) -> int:
+    """Join, in place, the pieces onto line `at` (each after one space) and leave their own lines
+    empty, so the line count is kept; the last piece's index."""
+    out[at] = out[at].rstrip("\r") + "".join(" " + out[k].strip() for k in pieces)
+    for k in pieces:
+        out[k] = ""
+    return pieces[-1]
 
 
 # an error line a paste broke after one of its colons, its rest on lines indented deeper under it:
@@ -198,11 +204,8 @@ def _join_colon_chain(out: list[str]) -> bool:
                     break
                 j += 1
             if pieces:
-                out[i] = head + "".join(" " + out[k].strip() for k in pieces)
-                for k in pieces:
-                    out[k] = ""
+                i = _join_pieces(out, i, pieces)
                 joined = True
-                i = pieces[-1]
         i += 1
     return joined
 
