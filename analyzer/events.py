@@ -22,12 +22,12 @@ from analyzer.scan import TRACEBACK
 
 TRACEBACK_START = re.compile(TRACEBACK + ":")
 FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?')
-# rich's traceback (typer and other CLIs, `rich.traceback.install()`): a rule or box headed
-# "Traceback (most recent call last)", each frame a "<file>:<line> in <func>" row (inside "│ " borders
-# in the boxed form; a long path wraps onto the next row) above its source, the exception below
 # a frame line whose start the paste cut off ('.../site-packages/pkg/mod.py", line 139, in f'): the
 # tail of its file name, its line and its function, at column 0
 CUT_FRAME_HEAD = re.compile(r'[^\s"][^"]*\.pyw?", line \d+, in [\w<>.]+\s*$')
+# rich's traceback (typer and other CLIs, `rich.traceback.install()`): a rule or box headed
+# "Traceback (most recent call last)", each frame a "<file>:<line> in <func>" row (inside "│ " borders
+# in the boxed form; a long path wraps onto the next row) above its source, the exception below
 RICH_START = re.compile(r"─ Traceback \(most recent call last\) ─")
 RICH_FRAME = re.compile(r"\s*(?:│ )?(?P<file>[^\s│]+?\.pyw?):(?P<line>\d+) in (?P<func>[^\s│]+)")
 RICH_BOX = ("│", "╰", "╭")
