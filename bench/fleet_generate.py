@@ -31,8 +31,8 @@ T0 = 1_777_802_290 + 3600  # the fault: 2026-05-03 10:58:10 UTC; background from
 RANKS = 8
 XID = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus."
 TIMEOUT = ("[rank{rank}]:[E ProcessGroupNCCL.cpp:563] [Rank {rank}] Watchdog caught collective operation timeout: "
-           "WorkNCCL(SeqNum=4211, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600086 "
-           "milliseconds before timing out.")
+           "WorkNCCL(SeqNum=4211, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) "
+           "ran for 600086 milliseconds before timing out.")
 EXCEPTION = [
     "Traceback (most recent call last):",
     '  File "/srv/venv/lib/python3.12/site-packages/vllm/worker/model_runner.py", line 1547, in execute_model',
