@@ -407,3 +407,28 @@ def test_a_required_compute_capability_is_not_read_as_the_gpus(library: Compiled
     assert "gpu_sm" not in analyze_bytes(need, library).facts
     seen = b"  Device 0: NVIDIA GeForce RTX 4060 Ti, compute capability 8.9, VMM: yes\n"
     assert analyze_bytes(seen, library).facts["gpu_sm"].value == "8.9"
+
+
+def test_a_shell_probe_for_nvcc_does_not_outrank_the_exception_that_stopped_the_program(
+        library: CompiledLibrary) -> None:
+    """Environment reports (mmengine's collect_env, SGLang's check_env) run `$CUDA_HOME/bin/nvcc -V`
+    through the shell and carry on: the shell's 'not found' ranks below the recognised exception
+    after it. In a ninja build the same line explains the build failure and leads it, and a
+    CUDA_HOME that cannot be a toolkit's (/dev/null) is still the critical finding."""
+    probe = (b"/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found\n"
+             b"RuntimeError: nms_impl: implementation for device cuda:0 not found.\n")
+    ids = [f.id for f in analyze_bytes(probe, library).findings]
+    assert ids[0] == "mmcv-ops-built-without-cuda"
+    assert "nvcc-missing-at-shell-path" in ids
+    build = (b"[1/2] /usr/local/cuda/bin/nvcc -c kernel.cu -o kernel.cuda.o\n"
+             b"FAILED: kernel.cuda.o\n"
+             b"/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found\n"
+             b"ninja: build stopped: subcommand failed.\n"
+             b"RuntimeError: Error building extension 'fused_kernel'\n")
+    found = analyze_bytes(build, library).findings
+    assert found[0].id == "nvcc-missing-at-shell-path"
+    assert "torch-cpp-extension-build-failed" in [s.id for s in found[0].symptoms]
+    fake = b"/bin/sh: 1: /dev/null/bin/nvcc: not found\n"
+    found = analyze_bytes(fake, library).findings
+    assert found[0].id == "cuda-home-has-no-nvcc"
+    assert found[0].captures["cuda_home"] == "/dev/null"
