@@ -132,6 +132,10 @@ NIX_BUILD_FAILED = (r"error: (?:(?:build of '[^'\n]+' (?:on '[^'\n]+' )?failed: 
 # TensorPipe's (torch RPC's transport) failed check, its TP_THROW prefix before the message in quotes
 # (tensorpipe/common/defs.h: "In <function> at <file>:<line> \"<condition or message>\"")
 TENSORPIPE_THROW = r'In [\w~]+(?:\(\))? at [^\s:"]+\.(?:h|cc|cpp):\d+ "'
+# A CUDA program's check macro: "CUDA error: <string>", the CUDA_CHECK that many programs copy
+# ("CUDA error <n> at <file>:<line>: <string>", llama.cpp's ggml-cuda.h in 2023) and its cuBLAS twin
+# ("cuBLAS error <n> at <file>:<line>"): an error line even where the catalogues do not know the string
+CUDA_CHECK = r"CUDA (?:runtime |driver )?error(?: \d+)?(?: at [^\s:]+:\d+)?: \S|cuBLAS error \d+ at \S+:\d+"
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 
@@ -162,6 +166,7 @@ STRUCTURAL = (
             r"|" + _START + r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "
             r"|" + _START + TENSORPIPE_THROW +
             r"|" + _START + NIX_BUILD_FAILED +
+            r"|" + _START + "(?:" + CUDA_CHECK + ")" +
             r"|" + _START + r"(?:ERROR|FATAL|PANIC) *: |(?:^| )NCCL WARN "
             # git apply's refusals (apply.c): a build script's patch that no longer fits its source
             r"|" + _START + GIT_APPLY_FAILED +

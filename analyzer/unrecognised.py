@@ -38,6 +38,7 @@ from analyzer.mismatch import INSTALLED_PACKAGE, Mismatch, package_of, read_mism
 from analyzer.models import Event, EventKind, Evidence, Finding, Frame, Record, whole_line
 from analyzer.scan import (
     BARE_ERROR,
+    CUDA_CHECK,
     FAILED_CALL,
     FFMPEG_COMPONENT,
     FFMPEG_FAILED,
@@ -173,7 +174,8 @@ _LOGGED = re.compile(
 _WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$"  # and ffmpeg's last line
                     r"|" + KUBELET_SANDBOX + r"\S"  # and kubelet's (scan.py)
                     r"|" + TENSORPIPE_THROW + r"\S"  # and TensorPipe's failed check (scan.py)
-                    r"|" + NIX_BUILD_FAILED)  # and Nix's failed build (scan.py)
+                    r"|" + NIX_BUILD_FAILED  # and Nix's failed build (scan.py)
+                    + "|" + CUDA_CHECK)  # and a CUDA program's check macro (scan.py)
 # A Kubernetes Warning event that says something failed (scan.py), in kubectl describe's Events table
 # (type, reason, age, from, message) or `kubectl get events` (last seen, type, reason, object, message):
 # the reason and the message are the error

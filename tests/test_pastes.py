@@ -1137,3 +1137,18 @@ def test_an_error_chain_wrapped_after_its_colons_is_rejoined(library: CompiledLi
     state_dict = ("RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM: model failed:\n"
                   "\tsize mismatch for lm_head.weight: copying a param with shape torch.Size([32000, 4096]).\n")
     assert tidy(state_dict.encode()) == state_dict.encode()
+
+
+def test_a_cuda_check_line_whose_string_no_catalogue_knows_is_reported_deep_in_a_log(
+        library: CompiledLibrary) -> None:
+    """A CUDA program's check macro ("CUDA error: <string>", the copied CUDA_CHECK's "CUDA error <n> at
+    <file>:<line>: <string>", llama.cpp's in 2023) is an error line even when no catalogue knows its
+    string; a known string in the same form is the catalogue's or a pattern's finding."""
+    filler = [f"llama_model_loader: - tensor {i}: blk.{i % 32}.attn_q.weight q4_0 [4096, 4096]" for i in range(3000)]
+    for line in ("CUDA error: the frobnicator is on fire",
+                 "CUDA error 999 at /build/llama.cpp/ggml-cuda.cu:7641: the frobnicator is on fire"):
+        log = "\n".join([*filler[:1500], "tabby_1  | " + line, *filler[1500:]]) + "\n"
+        assert [f.title for f in analyze_bytes(log.encode(), library).findings] == [f"Not recognised: {line}"]
+    oom = "\n".join([*filler[:1500], "CUDA error 2 at /build/llama.cpp/ggml-cuda.cu:7641: out of memory"]) + "\n"
+    assert analyze_bytes(oom.encode(), library).findings[0].id == "cuda-out-of-memory"
+    assert analyze_bytes("\n".join(filler[:100]).encode() + b"\n", library).findings == []
