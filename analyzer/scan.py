@@ -134,8 +134,11 @@ NIX_BUILD_FAILED = (r"error: (?:(?:build of '[^'\n]+' (?:on '[^'\n]+' )?failed: 
 TENSORPIPE_THROW = r'In [\w~]+(?:\(\))? at [^\s:"]+\.(?:h|cc|cpp):\d+ "'
 # A CUDA program's check macro: "CUDA error: <string>", the CUDA_CHECK that many programs copy
 # ("CUDA error <n> at <file>:<line>: <string>", llama.cpp's ggml-cuda.h in 2023) and its cuBLAS twin
-# ("cuBLAS error <n> at <file>:<line>"): an error line even where the catalogues do not know the string
-CUDA_CHECK = r"CUDA (?:runtime |driver )?error(?: \d+)?(?: at [^\s:]+:\d+)?: \S|cuBLAS error \d+ at \S+:\d+"
+# ("cuBLAS error <n> at <file>:<line>"), and the CUDA samples' idiom that many programs copy
+# (vectorAdd.cu: "Failed to allocate device vector A (error code %s)!" with cudaGetErrorString): an
+# error line even where the catalogues and patterns do not know the string or the wording
+CUDA_CHECK = (r"CUDA (?:runtime |driver )?error(?: \d+)?(?: at [^\s:]+:\d+)?: \S|cuBLAS error \d+ at \S+:\d+"
+              r"|Failed to [^\n]{1,120}? \(error code [^)\n]{1,120}\)!")
 # "Error:" alone on its line, its message on the next (dnf: "Error: " then " Problem: package ...")
 BARE_ERROR = r"(?:Error|ERROR):"
 

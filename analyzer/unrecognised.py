@@ -174,8 +174,10 @@ _LOGGED = re.compile(
 _WHOLE = re.compile(r"OCI runtime (?:create|exec|start) failed: \S|Conversion failed!$"  # and ffmpeg's last line
                     r"|" + KUBELET_SANDBOX + r"\S"  # and kubelet's (scan.py)
                     r"|" + TENSORPIPE_THROW + r"\S"  # and TensorPipe's failed check (scan.py)
-                    r"|" + NIX_BUILD_FAILED  # and Nix's failed build (scan.py)
-                    + "|" + CUDA_CHECK)  # and a CUDA program's check macro (scan.py)
+                    r"|" + NIX_BUILD_FAILED)  # and Nix's failed build (scan.py)
+# A CUDA program's check line (scan.py), wherever a program's own prefix puts it in the line: quoted
+# from its start
+_CUDA_CHECK = re.compile(CUDA_CHECK)
 # A Kubernetes Warning event that says something failed (scan.py), in kubectl describe's Events table
 # (type, reason, age, from, message) or `kubectl get events` (last seen, type, reason, object, message):
 # the reason and the message are the error
@@ -252,6 +254,8 @@ def _line_error(event: Event) -> str | None:
         return f"panicked at {m['at']}: {lines[1].strip()}"
     if _WHOLE.match(first):
         return first
+    if m := _CUDA_CHECK.search(first):
+        return first[m.start():].rstrip()
     if "Warning" in first and (m := _K8S_EVENT.match(first)):
         return f"{m['reason']}: {m['msg'].strip()}"
     return None

@@ -1152,3 +1152,13 @@ def test_a_cuda_check_line_whose_string_no_catalogue_knows_is_reported_deep_in_a
     oom = "\n".join([*filler[:1500], "CUDA error 2 at /build/llama.cpp/ggml-cuda.cu:7641: out of memory"]) + "\n"
     assert analyze_bytes(oom.encode(), library).findings[0].id == "cuda-out-of-memory"
     assert analyze_bytes("\n".join(filler[:100]).encode() + b"\n", library).findings == []
+
+
+def test_the_cuda_samples_error_idiom_is_an_error_line(library: CompiledLibrary) -> None:
+    """vectorAdd's "Failed to <step> (error code <cudaGetErrorString>)!" is copied by many CUDA
+    programs: a wording no pattern knows is still reported, not left silent."""
+    line = "Failed to allocate vector Q on the frobnicator (error code initialization error)!"
+    titles = [f.title for f in analyze_bytes((line + "\n").encode(), library).findings]
+    assert titles == [f"Not recognised: {line}"]
+    known = b"Failed to allocate device vector A (error code no CUDA-capable device is detected)!\n"
+    assert analyze_bytes(known, library).findings[0].id == "gpu-operator-cuda-validator-vectoradd-failed"
