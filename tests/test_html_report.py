@@ -231,8 +231,16 @@ def test_chain_arrows_run_from_step_to_step_and_to_the_symptoms(founding: Report
     # OOM kill (line 2) → restart (line 8) → FlashInfer's refusal (line 18): the chain's evidence, in order
     assert [(a.attrs["data-line"], b.attrs["data-line"]) for a, b in chain] == [("2", "8"), ("8", "18")]
     assert [e.line for e in founding.findings[0].evidence] == [2, 8, 18]
-    assert {a.attrs["data-finding"] for a in arrows} == {"1"}
-    folding = [a for a in arrows if a.attrs["data-kind"] == "symptom"]
+    assert {a.attrs["data-finding"] for a in arrows} == {"1", "2"}
+    # finding #2 (the /dev/null CUDA_HOME) folds the general nvcc pattern and the build failure it
+    # explains: its arrows run from its own first line to theirs
+    second = [a for a in arrows if a.attrs["data-finding"] == "2"]
+    assert {a.attrs["data-kind"] for a in second} == {"symptom"}
+    own_line = str(founding.findings[1].first_line)
+    assert {marks[a.attrs["data-from"]].attrs["data-line"] for a in second} == {own_line}
+    folded_under_second = {s.id for s in founding.findings[1].symptoms}
+    assert {marks[a.attrs["data-to"]].attrs["data-kind"] for a in second} == folded_under_second
+    folding = [a for a in arrows if a.attrs["data-kind"] == "symptom" and a.attrs["data-finding"] == "1"]
     symptoms = {marks[a.attrs["data-to"]].attrs["data-line"] for a in folding}
     assert {marks[a.attrs["data-from"]].attrs["data-kind"] for a in folding} == {GATE}
     folded = {s.id for s in founding.findings[0].symptoms} - set(founding.findings[0].members)

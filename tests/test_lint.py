@@ -58,6 +58,7 @@ def test_lint_reports_every_problem_with_location_and_help(tmp_path: Path) -> No
     kinds = {(p.check, p.path.name) for p in problems}
     assert ("schema", "broken.yaml") in kinds
     assert ("fixtures", "cuda-home-has-no-nvcc.yaml") in kinds
+    assert ("schema", "cuda-home-has-no-nvcc.yaml") in kinds  # refines a pattern the copy lacks
     assert ("backtracking", "host-oom-killed-service.yaml") in kinds
     assert ("overlap", "host-oom-killed-service.log") in kinds
     back = next(p for p in problems if p.check == "backtracking")

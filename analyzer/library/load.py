@@ -257,7 +257,8 @@ def _parse(texts: Sequence[tuple[Path, str]], errors: list[PatternError]) -> Lib
                             "(`all:`); the entry's forms cannot join it: name a pattern with `any:`", path)
                for path, key, pid in covers if pid in needs_all]
     files = [_borrow(f, lent[f.pattern.id]) if f.pattern.id in lent else f for f in files]
-    errors += [PatternError(_relation_error(key, rid, f.pattern.id), f.path, _relation_line(f.path, key, i))
+    errors += [PatternError(_relation_error(key, rid, f.pattern.id), f.path, _relation_line(f.path, key, i),
+                            help=f"name a pattern of the library (`triage patterns list`) or drop it from `{key}:`")
                for f in files for key in ("refines", "explains")
                for i, rid in enumerate(getattr(f.pattern, key)) if rid not in seen or rid == f.pattern.id]
     if errors:
