@@ -254,7 +254,7 @@ def _line_error(event: Event) -> str | None:
         return f"panicked at {m['at']}: {lines[1].strip()}"
     if _WHOLE.match(first):
         return first
-    if m := _CUDA_CHECK.search(first):
+    if "error" in first and (m := _CUDA_CHECK.search(first)):  # every form holds the word
         return first[m.start():].rstrip()
     if "Warning" in first and (m := _K8S_EVENT.match(first)):
         return f"{m['reason']}: {m['msg'].strip()}"
